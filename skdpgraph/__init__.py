@@ -1,0 +1,9 @@
+"""skdpgraph: differentially private graph neural networks with a scikit-learn API."""
+
+from skdpgraph.estimators import DPMLPClassifier
+from skdpgraph.graph import Graph, Nodes
+from skdpgraph.privacy import PrivacyBudgetError, PrivacyReport
+
+__version__ = "0.1.0"
+
+__all__ = ["DPMLPClassifier", "Graph", "Nodes", "PrivacyBudgetError", "PrivacyReport"]

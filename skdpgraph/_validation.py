@@ -1,0 +1,127 @@
+"""Validation: parameter constraints and the checks on data where it enters.
+
+This is the only module that imports scikit-learn's private validation helpers.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
+
+from skdpgraph.graph import Graph, Nodes
+
+__all__ = [
+    "DP_CONSTRAINTS",
+    "DPSGD_CONSTRAINTS",
+    "Interval",
+    "StrOptions",
+    "fit_context",
+    "check_fit_data",
+    "check_predict_nodes",
+    "check_nodes",
+    "default_delta",
+]
+
+fit_context = _fit_context
+
+#: Constraints every private estimator shares.
+DP_CONSTRAINTS: dict[str, list] = {
+    "epsilon": [Interval(Real, 0, np.inf, closed="right")],
+    "delta": [Interval(Real, 0, 1, closed="neither"), None],
+    "random_state": ["random_state"],
+    "device": [StrOptions({"auto", "cpu", "cuda"}), torch.device],
+    "verbose": ["verbose"],
+}
+
+#: Constraints of estimators trained with the shared DP-SGD loop.
+DPSGD_CONSTRAINTS: dict[str, list] = {
+    **DP_CONSTRAINTS,
+    "epochs": [Interval(Integral, 1, None, closed="left")],
+    "lr": [Interval(Real, 0, None, closed="neither")],
+    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+}
+
+
+def default_delta(num_units: int) -> float:
+    """The default delta, ``1 / (10 * num_units)``: below 1/n of the protected units."""
+    return 1.0 / (10.0 * max(int(num_units), 1))
+
+
+def check_nodes(X: Any, name: str) -> Nodes:
+    """``X`` as :class:`Nodes`; a 2-D array or sparse matrix becomes an edgeless graph."""
+    if isinstance(X, Nodes):
+        return X
+    if isinstance(X, Graph):
+        return X.nodes()
+    if type(X).__module__.startswith("torch_geometric"):
+        raise TypeError(
+            f"{name} got a torch_geometric {type(X).__name__} object; pass "
+            "Graph.from_pyg(data).nodes(mask) instead."
+        )
+    if not sp.issparse(X):
+        X = np.asarray(X)
+    return Graph(np.zeros((2, 0), dtype=np.int64), X).nodes()
+
+
+def _check_array_input(estimator: Any, X: Any, y: Any = None, *, reset: bool):
+    """Run scikit-learn's own checks on a plain array (standard messages)."""
+    if y is None and reset:
+        return validate_data(estimator, X, y, accept_sparse="csr", reset=reset), None
+    if y is None:
+        return validate_data(estimator, X, accept_sparse="csr", reset=reset), None
+    return validate_data(estimator, X, y, accept_sparse="csr", reset=reset)
+
+
+def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
+    """Validate training data; set ``classes_`` and ``n_features_in_``.
+
+    Returns the training nodes and the labels encoded as ``0..n_classes-1``. Never
+    modifies the caller's arrays.
+    """
+    name = type(estimator).__name__
+    if isinstance(X, (Nodes, Graph)):
+        if y is None:
+            raise ValueError(f"{name} requires y to be passed, but the target y is None.")
+        nodes = check_nodes(X, name)
+        estimator.n_features_in_ = nodes.graph.num_features
+        if len(nodes) == 0:
+            raise ValueError(f"{name}.fit got 0 nodes; at least 2 labelled nodes are required.")
+    else:
+        X, y = _check_array_input(estimator, X, y, reset=True)
+        nodes = check_nodes(X, name)
+    y = column_or_1d(y, warn=True)
+    check_consistent_length(nodes, y)
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"{name}.fit: y contains NaN or infinite labels.")
+    check_classification_targets(y)
+    classes, encoded = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(
+            f"{name} needs samples of at least 2 classes in the data, but the data contains "
+            f"only one class: {classes[0]!r}."
+        )
+    estimator.classes_ = classes
+    return nodes, encoded.astype(np.int64)
+
+
+def check_predict_nodes(estimator: Any, X: Any) -> Nodes:
+    """Validate prediction input against the fitted feature count."""
+    name = type(estimator).__name__
+    if not isinstance(X, (Nodes, Graph)):
+        X = _check_array_input(estimator, X, reset=False)[0]
+    nodes = check_nodes(X, name)
+    if nodes.graph.num_features != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {nodes.graph.num_features} features, but {name} is expecting "
+            f"{estimator.n_features_in_} features as input."
+        )
+    return nodes

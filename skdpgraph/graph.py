@@ -1,0 +1,430 @@
+"""Graph inputs: an immutable attributed :class:`Graph` and the :class:`Nodes` view.
+
+scikit-learn splits ``X`` by rows, but a graph is not a table of rows. A :class:`Nodes`
+object is a set of node ids of one :class:`Graph` that still carries the whole graph, so
+``train_test_split``, ``StratifiedKFold`` and ``GridSearchCV`` can split nodes while the
+estimators keep access to the edges.
+"""
+
+from __future__ import annotations
+
+import uuid
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Graph", "Nodes"]
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+def _as_edge_index(edge_index: Any) -> np.ndarray:
+    if hasattr(edge_index, "detach"):  # torch tensor
+        edge_index = edge_index.detach().cpu().numpy()
+    edge_index = np.asarray(edge_index)
+    if edge_index.size == 0:
+        return np.zeros((2, 0), dtype=np.int64)
+    if edge_index.ndim != 2 or edge_index.shape[0] != 2:
+        raise ValueError(
+            f"Graph: edge_index must have shape (2, num_edges); got shape {edge_index.shape}. "
+            "Pass a transposed array if your edges are stored one per row."
+        )
+    if not np.issubdtype(edge_index.dtype, np.integer):
+        if np.issubdtype(edge_index.dtype, np.floating) and np.all(
+            np.isfinite(edge_index)
+        ) and np.all(edge_index == np.round(edge_index)):
+            edge_index = edge_index.astype(np.int64)
+        else:
+            raise ValueError(
+                f"Graph: edge_index must hold integer node ids; got dtype {edge_index.dtype}."
+            )
+    return edge_index.astype(np.int64, copy=True)
+
+
+def _as_features(x: Any) -> np.ndarray | sp.csr_matrix:
+    if x is None:
+        raise ValueError("Graph: node features x are required (shape (num_nodes, num_features)).")
+    if hasattr(x, "detach"):  # torch tensor
+        x = x.detach().cpu().numpy()
+    if sp.issparse(x):
+        x = sp.csr_matrix(x, dtype=np.float32, copy=True)
+        values = x.data
+    else:
+        x = np.array(x, dtype=np.float32, copy=True)
+        values = x
+        if x.ndim == 1:
+            raise ValueError(
+                f"Graph: x must be 2-D (num_nodes, num_features); got a 1-D array of length "
+                f"{x.shape[0]}. Use x.reshape(-1, 1) for a single feature."
+            )
+    if x.ndim != 2:
+        raise ValueError(f"Graph: x must be 2-D (num_nodes, num_features); got shape {x.shape}.")
+    if not np.all(np.isfinite(values)):
+        bad = int(np.argwhere(~np.isfinite(np.asarray(x.todense() if sp.issparse(x) else x)))[0, 0])
+        raise ValueError(
+            f"Graph: x contains NaN or infinite values (first in row {bad}). "
+            "Impute or drop them before building the graph."
+        )
+    return x
+
+
+class Graph:
+    """An immutable graph with node features.
+
+    Parameters
+    ----------
+    edge_index : array-like of shape (2, num_edges)
+        Source ids in row 0, target ids in row 1 (PyG's convention). A torch tensor is
+        accepted. Duplicate edges and self-loops are removed.
+    x : array-like or scipy sparse matrix of shape (num_nodes, num_features)
+        Node features, stored as float32 (dense stays dense, sparse becomes CSR). They must
+        be finite.
+    num_nodes : int, default=None
+        Number of nodes; defaults to ``x.shape[0]`` and must agree with it.
+    directed : bool, default=False
+        If False (the default) the graph is undirected: every edge is stored in both
+        directions. Edge-level privacy then protects one undirected edge.
+
+    Attributes
+    ----------
+    edge_index : ndarray of shape (2, num_edges)
+        Read-only, sorted by target then source.
+    x : ndarray or scipy.sparse.csr_matrix of shape (num_nodes, num_features)
+        Read-only features.
+    uid : str
+        A random identifier of this graph, kept through pickling. Estimators use it to
+        recognise the training graph at predict time without storing any of its data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgraph import Graph
+    >>> g = Graph([[0, 1, 2], [1, 2, 0]], np.eye(3))
+    >>> g
+    Graph(num_nodes=3, num_edges=6, num_features=3, directed=False)
+    >>> g.in_degree().tolist()
+    [2, 2, 2]
+    >>> len(g.nodes([0, 2]))
+    2
+    """
+
+    def __init__(self, edge_index: Any, x: Any, *, num_nodes: int | None = None,
+                 directed: bool = False) -> None:
+        x = _as_features(x)
+        if num_nodes is None:
+            num_nodes = x.shape[0]
+        elif num_nodes != x.shape[0]:
+            raise ValueError(
+                f"Graph: num_nodes={num_nodes} but x has {x.shape[0]} rows; they must agree."
+            )
+        if num_nodes == 0:
+            raise ValueError("Graph: the graph is empty (0 nodes); at least one node is required.")
+        edge_index = _as_edge_index(edge_index)
+        if edge_index.size and (edge_index.min() < 0 or edge_index.max() >= num_nodes):
+            bad = edge_index.max() if edge_index.max() >= num_nodes else edge_index.min()
+            raise ValueError(
+                f"Graph: edge_index has node id {bad} but num_nodes is {num_nodes} "
+                f"(valid ids are 0..{num_nodes - 1})."
+            )
+        self._x = x
+        if sp.issparse(x):
+            for part in (x.data, x.indices, x.indptr):
+                _read_only(part)
+        else:
+            _read_only(x)
+        self._num_nodes = int(num_nodes)
+        self._directed = bool(directed)
+        self._adjacency = self._build_adjacency(edge_index)
+        self._edge_index = _read_only(
+            np.vstack([self._adjacency.indices, self._target_of_entries()]).astype(np.int64)
+        )
+        self.uid = uuid.uuid4().hex
+
+    def _build_adjacency(self, edge_index: np.ndarray) -> sp.csr_matrix:
+        source, target = edge_index
+        keep = source != target
+        source, target = source[keep], target[keep]
+        if not self._directed:
+            source, target = np.concatenate([source, target]), np.concatenate([target, source])
+        n = self._num_nodes
+        adjacency = sp.csr_matrix(
+            (np.ones(source.shape[0], dtype=np.float32), (target, source)), shape=(n, n)
+        )
+        adjacency.sum_duplicates()
+        adjacency.data[:] = 1.0
+        adjacency.sort_indices()
+        for part in (adjacency.data, adjacency.indices, adjacency.indptr):
+            _read_only(part)
+        return adjacency
+
+    def _target_of_entries(self) -> np.ndarray:
+        return np.repeat(np.arange(self._num_nodes), np.diff(self._adjacency.indptr))
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def num_nodes(self) -> int:
+        """Number of nodes."""
+        return self._num_nodes
+
+    @property
+    def num_edges(self) -> int:
+        """Number of directed edge entries (an undirected edge counts twice)."""
+        return int(self._adjacency.nnz)
+
+    @property
+    def num_features(self) -> int:
+        """Number of feature columns."""
+        return int(self._x.shape[1])
+
+    @property
+    def directed(self) -> bool:
+        """Whether edges are directed."""
+        return self._directed
+
+    @property
+    def edge_index(self) -> np.ndarray:
+        """Edges as a read-only (2, num_edges) array, sources in row 0."""
+        return self._edge_index
+
+    @property
+    def x(self) -> np.ndarray | sp.csr_matrix:
+        """Node features (read-only)."""
+        return self._x
+
+    @property
+    def indptr(self) -> np.ndarray:
+        """CSR row pointer of the in-adjacency (row = target node)."""
+        return self._adjacency.indptr
+
+    @property
+    def indices(self) -> np.ndarray:
+        """CSR column indices of the in-adjacency: the in-neighbours of each node."""
+        return self._adjacency.indices
+
+    def adjacency(self) -> sp.csr_matrix:
+        """The in-adjacency ``A`` with ``A[target, source] = 1``, so ``A @ X`` sums neighbours.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (num_nodes, num_nodes)
+            A read-only float32 matrix without self-loops.
+        """
+        return self._adjacency
+
+    def in_degree(self) -> np.ndarray:
+        """Number of in-neighbours of every node (the degree on an undirected graph)."""
+        return np.diff(self._adjacency.indptr)
+
+    def features(self, index: Any = None) -> np.ndarray:
+        """Dense float32 feature rows of ``index`` (all nodes if None)."""
+        rows = self._x if index is None else self._x[np.asarray(index)]
+        return np.asarray(rows.todense() if sp.issparse(rows) else rows, dtype=np.float32)
+
+    def nodes(self, index: Any = None) -> Nodes:
+        """The :class:`Nodes` view of ``index`` (a mask, ids, slice; all nodes if None)."""
+        return Nodes(self, index)
+
+    def __repr__(self) -> str:
+        return (
+            f"Graph(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
+            f"num_features={self.num_features}, directed={self.directed})"
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "uid" and not name.startswith("_"):
+            raise AttributeError(f"Graph is immutable; cannot set {name!r}.")
+        object.__setattr__(self, name, value)
+
+    # ---------------------------------------------------------------- converters
+    @classmethod
+    def from_pyg(cls, data: Any, *, directed: bool | None = None) -> Graph:
+        """Build a graph from a ``torch_geometric.data.Data`` with ``x`` and ``edge_index``.
+
+        ``directed=None`` reads ``data.is_directed()``: a PyG graph that stores both
+        directions of every edge is undirected.
+        """
+        if getattr(data, "x", None) is None:
+            raise ValueError("Graph.from_pyg: data.x is missing; node features are required.")
+        if directed is None:
+            directed = bool(data.is_directed()) if data.edge_index is not None else False
+        edge_index = data.edge_index if data.edge_index is not None else np.zeros((2, 0))
+        return cls(edge_index, data.x, num_nodes=data.num_nodes, directed=directed)
+
+    @classmethod
+    def from_scipy(cls, adjacency: Any, x: Any, *, directed: bool = False) -> Graph:
+        """Build a graph from a sparse adjacency with ``adjacency[source, target] != 0``."""
+        if not sp.issparse(adjacency):
+            adjacency = sp.coo_matrix(np.asarray(adjacency))
+        adjacency = sp.coo_matrix(adjacency)
+        if adjacency.shape[0] != adjacency.shape[1]:
+            raise ValueError(f"Graph.from_scipy: adjacency must be square; got {adjacency.shape}.")
+        nonzero = adjacency.data != 0
+        edge_index = np.vstack([adjacency.row[nonzero], adjacency.col[nonzero]])
+        return cls(edge_index, x, num_nodes=adjacency.shape[0], directed=directed)
+
+    @classmethod
+    def from_networkx(cls, G: Any, x: Any = None, *, feature_key: str = "x") -> Graph:
+        """Build a graph from a networkx (Di)Graph.
+
+        Nodes are numbered in ``G.nodes`` order. Features come from ``x`` (rows in that
+        order) or, if None, from the node attribute ``feature_key``.
+        """
+        order = list(G.nodes)
+        position = {node: i for i, node in enumerate(order)}
+        if x is None:
+            missing = [node for node in order if feature_key not in G.nodes[node]]
+            if missing:
+                raise ValueError(
+                    f"Graph.from_networkx: node {missing[0]!r} has no {feature_key!r} attribute; "
+                    "pass x= or set the attribute on every node."
+                )
+            x = np.vstack([np.asarray(G.nodes[node][feature_key], dtype=np.float32)
+                           for node in order])
+        edges = np.array([[position[u], position[v]] for u, v in G.edges()], dtype=np.int64)
+        return cls(edges.T.reshape(2, -1), x, num_nodes=len(order), directed=G.is_directed())
+
+    @classmethod
+    def from_pandas(cls, nodes: Any, edges: Any, *, id_column: str = "id",
+                    feature_columns: list[str] | None = None, source_column: str = "source",
+                    target_column: str = "target", directed: bool = False) -> Graph:
+        """Build a graph from a node table and an edge table.
+
+        Parameters
+        ----------
+        nodes : pandas.DataFrame
+            One row per node, in the order the graph numbers them. ``id_column`` holds the
+            ids that the edge table refers to.
+        edges : pandas.DataFrame
+            One row per edge with ``source_column`` and ``target_column``.
+        feature_columns : list of str, default=None
+            Feature columns; all numeric columns other than the id by default.
+        """
+        for column in (id_column,):
+            if column not in nodes.columns:
+                raise ValueError(f"Graph.from_pandas: node table has no column {column!r} "
+                                 f"(columns: {list(nodes.columns)}).")
+        for column in (source_column, target_column):
+            if column not in edges.columns:
+                raise ValueError(f"Graph.from_pandas: edge table has no column {column!r} "
+                                 f"(columns: {list(edges.columns)}).")
+        if feature_columns is None:
+            feature_columns = [c for c in nodes.columns if c != id_column
+                               and np.issubdtype(nodes[c].dtype, np.number)]
+        for column in feature_columns:
+            if column not in nodes.columns:
+                raise ValueError(f"Graph.from_pandas: node table has no feature column {column!r}.")
+            if not np.issubdtype(nodes[column].dtype, np.number):
+                values = nodes[column].astype(str)
+                bad = int(np.flatnonzero(~values.str.match(r"^\s*[-+0-9.eE]+\s*$").to_numpy())[0])
+                raise ValueError(
+                    f"Graph.from_pandas: feature column {column!r} is not numeric "
+                    f"(row {bad} holds {nodes[column].iloc[bad]!r})."
+                )
+        ids = nodes[id_column].to_numpy()
+        if len(np.unique(ids)) != len(ids):
+            raise ValueError(f"Graph.from_pandas: column {id_column!r} has duplicate node ids.")
+        position = {node_id: i for i, node_id in enumerate(ids.tolist())}
+        columns = []
+        for column in (source_column, target_column):
+            values = edges[column].tolist()
+            unknown = [i for i, value in enumerate(values) if value not in position]
+            if unknown:
+                raise ValueError(
+                    f"Graph.from_pandas: edge row {unknown[0]} has {column} "
+                    f"{values[unknown[0]]!r}, which is not an id in the node table."
+                )
+            columns.append([position[value] for value in values])
+        x = nodes[feature_columns].to_numpy(dtype=np.float32)
+        return cls(np.array(columns, dtype=np.int64).reshape(2, -1), x,
+                   num_nodes=len(ids), directed=directed)
+
+
+class Nodes:
+    """A set of nodes of one :class:`Graph`, usable as ``X`` in scikit-learn.
+
+    Indexing returns ``Nodes`` of the same graph, so splitters and searches that slice
+    ``X`` keep the graph. ``np.asarray(nodes)`` gives the dense feature rows, so tabular
+    estimators also accept it.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph the nodes belong to.
+    index : array-like of int or bool, slice, or None
+        Node ids, a boolean mask of length ``graph.num_nodes``, or a slice. None selects
+        every node.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgraph import Graph
+    >>> nodes = Graph([[0, 1], [1, 2]], np.eye(3)).nodes()
+    >>> nodes[[2, 0]].index.tolist()
+    [2, 0]
+    >>> np.asarray(nodes[1:]).shape
+    (2, 3)
+    """
+
+    def __init__(self, graph: Graph, index: Any = None) -> None:
+        if not isinstance(graph, Graph):
+            raise TypeError(f"Nodes: graph must be a skdpgraph.Graph; got {type(graph).__name__}.")
+        self.graph = graph
+        self.index = _read_only(self._resolve(index, np.arange(graph.num_nodes)))
+
+    @staticmethod
+    def _resolve(key: Any, base: np.ndarray) -> np.ndarray:
+        if key is None:
+            return base.copy()
+        if isinstance(key, slice):
+            return base[key].copy()
+        if isinstance(key, Integral):
+            return base[[int(key)]].copy()
+        if hasattr(key, "detach"):
+            key = key.detach().cpu().numpy()
+        key = np.asarray(key)
+        if key.dtype == bool:
+            if key.shape != base.shape:
+                raise ValueError(
+                    f"Nodes: boolean mask has length {key.shape[0] if key.ndim else 0} "
+                    f"but there are {base.shape[0]} nodes."
+                )
+            return base[key].copy()
+        if key.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        if not np.issubdtype(key.dtype, np.integer):
+            raise TypeError(f"Nodes: cannot index with dtype {key.dtype}; use ints or a bool mask.")
+        if key.min() < -base.shape[0] or key.max() >= base.shape[0]:
+            raise IndexError(f"Nodes: index {key.max()} is out of range for {base.shape[0]} nodes.")
+        return base[key.ravel()].astype(np.int64)
+
+    def __getitem__(self, key: Any) -> Nodes:
+        if isinstance(key, tuple):  # sklearn's _safe_indexing passes (index, Ellipsis)
+            rest = [k for k in key[1:] if k is not Ellipsis and k != slice(None)]
+            if rest:
+                raise IndexError("Nodes can only be indexed along the node axis.")
+            key = key[0]
+        return Nodes(self.graph, self._resolve(key, self.index))
+
+    def __len__(self) -> int:
+        return int(self.index.shape[0])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(number of nodes, number of features)``, like the feature table."""
+        return (len(self), self.graph.num_features)
+
+    @property
+    def ndim(self) -> int:
+        return 2
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        rows = self.graph.features(self.index)
+        return rows if dtype is None else rows.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"Nodes({len(self)} of {self.graph!r})"

@@ -1,0 +1,62 @@
+"""Privacy accounting, calibration and mechanisms: the one accounting layer."""
+
+from skdpgraph.privacy._accountant import (
+    ADD_OR_REMOVE,
+    DEFAULT_ORDERS,
+    FINE_ORDERS,
+    REPLACE_ONE,
+    compute_epsilon,
+    compute_rdp,
+    epsilon_from_rdp,
+    gaussian_event,
+    poisson_dpsgd_event,
+    without_replacement_dpsgd_event,
+)
+from skdpgraph.privacy._calibration import (
+    MAX_NOISE_MULTIPLIER,
+    PrivacyBudgetError,
+    calibrate_noise_multiplier,
+)
+from skdpgraph.privacy._fdp import compute_rdp_fdp
+from skdpgraph.privacy._grr import (
+    grr_fs_epsilon,
+    grr_fs_frequency_estimate,
+    grr_fs_paper_epsilon,
+    grr_fs_randomize,
+    grr_fs_worst_case_log_ratio,
+    grr_probabilities,
+    grr_randomize,
+    label_transition_matrix,
+)
+from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
+from skdpgraph.privacy._report import NON_PRIVATE_NOTE, PrivacyReport
+
+__all__ = [
+    "ADD_OR_REMOVE",
+    "DPSGDPlan",
+    "DEFAULT_ORDERS",
+    "FINE_ORDERS",
+    "MAX_NOISE_MULTIPLIER",
+    "REPLACE_ONE",
+    "PrivacyBudgetError",
+    "NON_PRIVATE_NOTE",
+    "PrivacyReport",
+    "calibrate_noise_multiplier",
+    "compute_epsilon",
+    "compute_rdp_fdp",
+    "grr_fs_epsilon",
+    "grr_fs_frequency_estimate",
+    "grr_fs_paper_epsilon",
+    "grr_fs_randomize",
+    "grr_fs_worst_case_log_ratio",
+    "grr_probabilities",
+    "grr_randomize",
+    "label_transition_matrix",
+    "plan_dpsgd",
+    "steps_for_epochs",
+    "compute_rdp",
+    "epsilon_from_rdp",
+    "gaussian_event",
+    "poisson_dpsgd_event",
+    "without_replacement_dpsgd_event",
+]

@@ -1,0 +1,153 @@
+"""DP-SGD plans: the privacy-relevant settings of a training run, fixed before it starts."""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from skdpgraph.privacy._accountant import (
+    ADD_OR_REMOVE,
+    REPLACE_ONE,
+    compute_rdp,
+    epsilon_from_rdp,
+    poisson_dpsgd_event,
+    without_replacement_dpsgd_event,
+)
+from skdpgraph.privacy._calibration import calibrate_noise_multiplier
+
+__all__ = ["DPSGDPlan", "plan_dpsgd", "steps_for_epochs"]
+
+_SAMPLING = ("poisson", "without_replacement")
+
+
+@dataclass(frozen=True)
+class DPSGDPlan:
+    """How one DP-SGD run samples, clips and perturbs.
+
+    Each step draws a batch with ``sampling``, clips every per-example gradient to
+    ``max_grad_norm`` (C) on its global norm, sums, adds Gaussian noise of std
+    ``noise_multiplier * sensitivity * C`` and divides by ``batch_size``.
+
+    Parameters
+    ----------
+    sampling : {"poisson", "without_replacement"}
+        Poisson sampling with rate ``batch_size / num_examples``, or fixed-size batches
+        drawn uniformly without replacement.
+    num_examples : int
+        Number of examples (nodes, subgraphs...).
+    batch_size : int
+        Expected (Poisson) or exact batch size.
+    steps : int
+        Number of noisy steps.
+    noise_multiplier : float or None
+        The accountant's noise multiplier; None for a non-private run (no clipping, no
+        noise).
+    max_grad_norm : float or None
+        Clipping threshold C; None for a non-private run.
+    sensitivity : float, default=1.0
+        How many multiples of C one privacy unit can move the gradient sum by, in the
+        accountant's convention: 1 for Poisson add/remove, 2 for replace-one, 2(K+1) for
+        FDP's degree-bounded stars.
+    """
+
+    sampling: str
+    num_examples: int
+    batch_size: int
+    steps: int
+    noise_multiplier: float | None
+    max_grad_norm: float | None
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.sampling not in _SAMPLING:
+            raise ValueError(f"DPSGDPlan: sampling must be one of {_SAMPLING}; got {self.sampling!r}.")
+        if self.noise_multiplier is not None and not (self.noise_multiplier > 0
+                                                      and self.max_grad_norm
+                                                      and self.max_grad_norm > 0):
+            raise ValueError(
+                "DPSGDPlan: a private plan needs noise_multiplier > 0 and max_grad_norm > 0; "
+                f"got noise_multiplier={self.noise_multiplier}, max_grad_norm={self.max_grad_norm}."
+            )
+
+    @property
+    def private(self) -> bool:
+        return self.noise_multiplier is not None
+
+    @property
+    def sample_rate(self) -> float:
+        return min(1.0, self.batch_size / self.num_examples)
+
+    @property
+    def noise_std(self) -> float:
+        """Std of the noise added to the clipped-gradient sum (0 when not private)."""
+        if not self.private:
+            return 0.0
+        return self.noise_multiplier * self.sensitivity * self.max_grad_norm
+
+    def dp_event(self, steps: int | None = None):
+        """The dp-accounting event of ``steps`` steps (all planned steps by default)."""
+        steps = self.steps if steps is None else steps
+        if self.sampling == "poisson":
+            return poisson_dpsgd_event(self.noise_multiplier, self.sample_rate, steps)
+        return without_replacement_dpsgd_event(self.noise_multiplier, self.num_examples,
+                                               self.batch_size, steps)
+
+    @property
+    def relation(self):
+        return ADD_OR_REMOVE if self.sampling == "poisson" else REPLACE_ONE
+
+    @functools.cached_property
+    def _step_rdp(self) -> np.ndarray:
+        return compute_rdp(self.dp_event(1), relation=self.relation)
+
+    def epsilon(self, delta: float, steps: int | None = None) -> float:
+        """Epsilon after ``steps`` steps (all planned steps by default).
+
+        The RDP of ``T`` identical steps is ``T`` times that of one step, so the one-step
+        curve is computed once and scaled.
+        """
+        steps = self.steps if steps is None else steps
+        if not self.private:
+            return math.inf
+        if steps == 0:
+            return 0.0
+        return epsilon_from_rdp(steps * self._step_rdp, delta)
+
+
+def steps_for_epochs(epochs: int, num_examples: int, batch_size: int) -> int:
+    """Steps in ``epochs`` passes: ``epochs * ceil(num_examples / batch_size)``."""
+    return int(epochs * math.ceil(num_examples / min(batch_size, num_examples)))
+
+
+def plan_dpsgd(*, epsilon: float, delta: float, sampling: str, num_examples: int,
+               batch_size: int, steps: int, max_grad_norm: float,
+               noise_multiplier: float | None = None,
+               context: str = "DP-SGD") -> DPSGDPlan:
+    """Plan a standard DP-SGD run, calibrating the noise to (epsilon, delta) if needed.
+
+    ``sampling="poisson"`` is accounted under add/remove-one (sensitivity C);
+    ``"without_replacement"`` under replace-one (sensitivity 2C). ``epsilon=inf`` gives a
+    non-private plan. With ``noise_multiplier`` given, the plan uses it and the caller
+    checks the resulting epsilon.
+
+    Raises
+    ------
+    PrivacyBudgetError
+        If the budget cannot be met (see :func:`calibrate_noise_multiplier`).
+    """
+    batch_size = min(int(batch_size), int(num_examples))
+    common = dict(sampling=sampling, num_examples=int(num_examples), batch_size=batch_size,
+                  steps=int(steps), sensitivity=1.0 if sampling == "poisson" else 2.0)
+    if math.isinf(epsilon) and noise_multiplier is None:
+        return DPSGDPlan(noise_multiplier=None, max_grad_norm=None, **common)
+    if noise_multiplier is None:
+        def epsilon_for(sigma: float) -> float:
+            return DPSGDPlan(noise_multiplier=sigma, max_grad_norm=max_grad_norm,
+                             **common).epsilon(delta)
+
+        noise_multiplier = calibrate_noise_multiplier(epsilon_for, epsilon, context=context)
+    return DPSGDPlan(noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm, **common)

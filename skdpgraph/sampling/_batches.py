@@ -1,0 +1,94 @@
+"""Batch samplers, named after the distribution the accountant assumes."""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["PoissonSampler", "FixedSizeWithoutReplacementSampler", "make_batch_sampler"]
+
+
+class PoissonSampler:
+    """Each example joins each batch independently with probability ``sample_rate``.
+
+    This is the sampling of :func:`skdpgraph.privacy.poisson_dpsgd_event` (add/remove-one
+    relation). Batch sizes vary and can be 0.
+
+    Parameters
+    ----------
+    num_examples : int
+        Number of examples.
+    sample_rate : float
+        Inclusion probability, in (0, 1].
+    generator : torch.Generator
+        Source of randomness.
+
+    Examples
+    --------
+    >>> import torch
+    >>> sampler = PoissonSampler(1000, 0.1, torch.Generator().manual_seed(0))
+    >>> 50 < len(sampler.sample()) < 150
+    True
+    """
+
+    def __init__(self, num_examples: int, sample_rate: float, generator: torch.Generator) -> None:
+        if not 0 < sample_rate <= 1:
+            raise ValueError(f"PoissonSampler: sample_rate must be in (0, 1]; got {sample_rate}.")
+        self.num_examples = num_examples
+        self.sample_rate = sample_rate
+        self.generator = generator
+
+    @property
+    def expected_batch_size(self) -> float:
+        return self.num_examples * self.sample_rate
+
+    def sample(self) -> torch.Tensor:
+        """Indices of one batch (int64, possibly empty)."""
+        keep = torch.rand(self.num_examples, generator=self.generator) < self.sample_rate
+        return keep.nonzero().flatten()
+
+
+class FixedSizeWithoutReplacementSampler:
+    """Every batch is a uniformly random subset of exactly ``batch_size`` examples.
+
+    Fresh for every step (independent across steps); this is the sampling of
+    :func:`skdpgraph.privacy.without_replacement_dpsgd_event` (replace-one relation) and of
+    FDP's hypergeometric bound.
+
+    Examples
+    --------
+    >>> import torch
+    >>> batch = FixedSizeWithoutReplacementSampler(10, 4, torch.Generator().manual_seed(0)).sample()
+    >>> len(batch), len(set(batch.tolist()))
+    (4, 4)
+    """
+
+    def __init__(self, num_examples: int, batch_size: int, generator: torch.Generator) -> None:
+        if not 0 < batch_size <= num_examples:
+            raise ValueError(
+                f"FixedSizeWithoutReplacementSampler: batch_size must be in [1, {num_examples}]; "
+                f"got {batch_size}."
+            )
+        self.num_examples = num_examples
+        self.batch_size = batch_size
+        self.generator = generator
+
+    @property
+    def expected_batch_size(self) -> float:
+        return float(self.batch_size)
+
+    def sample(self) -> torch.Tensor:
+        """Indices of one batch (int64, exactly ``batch_size`` distinct)."""
+        return torch.randperm(self.num_examples, generator=self.generator)[: self.batch_size]
+
+
+def make_batch_sampler(sampling: str, num_examples: int, batch_size: int,
+                       generator: torch.Generator):
+    """The sampler for ``sampling`` in {"poisson", "without_replacement"}.
+
+    ``batch_size`` is the expected size for Poisson sampling (rate ``batch_size / n``).
+    """
+    if sampling == "poisson":
+        return PoissonSampler(num_examples, min(1.0, batch_size / num_examples), generator)
+    if sampling == "without_replacement":
+        return FixedSizeWithoutReplacementSampler(num_examples, batch_size, generator)
+    raise ValueError(f"Unknown sampling {sampling!r}; use 'poisson' or 'without_replacement'.")

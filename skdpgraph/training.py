@@ -1,0 +1,201 @@
+"""The one DP-SGD loop, shared by every estimator that trains with DP-SGD.
+
+Each step: draw a batch with the plan's sampler, compute per-example losses, get
+per-example gradients (Opacus ``GradSampleModule``), clip each to C on its global norm,
+sum, add Gaussian noise of std ``noise_multiplier * sensitivity * C``, divide by the
+(expected) batch size, take an optimiser step (Opacus ``DPOptimizer``). A non-private
+plan runs the same loop with the same batches, without clipping or noise.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence
+
+import torch
+from opacus import GradSampleModule
+from opacus.optimizers import DPOptimizer
+from tqdm.auto import tqdm
+
+from skdpgraph.privacy import DPSGDPlan
+from skdpgraph.sampling import make_batch_sampler
+
+__all__ = ["ExampleSet", "TensorExamples", "TrainingResult", "train_dpsgd"]
+
+#: ``loss_fn(module, batch) -> (per_example_loss, per_example_correct or None)``.
+LossFn = Callable[[torch.nn.Module, Sequence[torch.Tensor]],
+                  "tuple[torch.Tensor, torch.Tensor | None]"]
+
+
+class ExampleSet(Protocol):
+    """What the loop trains on: ``len()`` examples and a way to fetch a batch of them.
+
+    ``batch(index, step)`` returns tensors whose first axis is the batch; ``step`` lets a
+    set change over training (DRW-D re-samples its subgraphs). One example must be one
+    privacy unit's whole contribution, as the accountant assumes.
+    """
+
+    def __len__(self) -> int: ...
+
+    def batch(self, index: torch.Tensor, step: int) -> Sequence[torch.Tensor]: ...
+
+
+class TensorExamples:
+    """Examples stored as aligned tensors (first axis = example), moved to ``device``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> data = TensorExamples(torch.zeros(5, 3), torch.arange(5))
+    >>> [t.shape[0] for t in data.batch(torch.tensor([0, 4]), step=0)]
+    [2, 2]
+    """
+
+    def __init__(self, *tensors: torch.Tensor, device: torch.device | str = "cpu") -> None:
+        if len({t.shape[0] for t in tensors}) != 1:
+            raise ValueError("TensorExamples: all tensors need the same first dimension.")
+        self.tensors = tuple(t.to(device) for t in tensors)
+
+    def __len__(self) -> int:
+        return int(self.tensors[0].shape[0])
+
+    def batch(self, index: torch.Tensor, step: int) -> tuple[torch.Tensor, ...]:
+        index = index.to(self.tensors[0].device)
+        return tuple(t[index] for t in self.tensors)
+
+
+@dataclass
+class TrainingResult:
+    """The trained (unwrapped) module and the per-epoch history."""
+
+    module: torch.nn.Module
+    history: list[dict] = field(default_factory=list)
+
+
+def _make_optimizer(name: str, params, lr: float, weight_decay: float) -> torch.optim.Optimizer:
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr, weight_decay=weight_decay)
+    raise ValueError(f"Unknown optimizer {name!r}; use 'adam' or 'sgd'.")
+
+
+class _Stepper:
+    """One optimisation step, private or not; hides the Opacus wrapping."""
+
+    def __init__(self, module: torch.nn.Module, plan: DPSGDPlan, optimizer: torch.optim.Optimizer,
+                 noise_generator: torch.Generator | None) -> None:
+        self.plan = plan
+        if plan.private:
+            # Per-example losses are summed, so grad_sample holds true per-example gradients;
+            # DPOptimizer divides the noisy sum by the expected batch size.
+            self.model = GradSampleModule(module, loss_reduction="sum")
+            self.optimizer = DPOptimizer(
+                optimizer, noise_multiplier=plan.noise_multiplier * plan.sensitivity,
+                max_grad_norm=plan.max_grad_norm, expected_batch_size=plan.batch_size,
+                loss_reduction="mean", generator=noise_generator,
+            )
+        else:
+            self.model, self.optimizer = module, optimizer
+
+    def step(self, losses: torch.Tensor | None) -> None:
+        self.optimizer.zero_grad(set_to_none=True)
+        if losses is None:  # empty Poisson batch: the noisy step still happens
+            for p in self.model.parameters():
+                if p.requires_grad:
+                    p.grad_sample = torch.zeros((0, *p.shape), device=p.device, dtype=p.dtype)
+        elif self.plan.private:
+            with warnings.catch_warnings():
+                # Opacus' hooks fire on module outputs when inputs need no gradient: harmless.
+                warnings.filterwarnings("ignore", message="Full backward hook is firing")
+                losses.sum().backward()
+        else:
+            losses.mean().backward()
+        self.optimizer.step()
+
+    def unwrap(self) -> torch.nn.Module:
+        if isinstance(self.model, GradSampleModule):
+            self.optimizer.zero_grad(set_to_none=True)
+            self.model._close()
+            return self.model._module
+        return self.model
+
+
+def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
+                plan: DPSGDPlan, *, lr: float, generator: torch.Generator,
+                noise_generator: torch.Generator | None = None, optimizer: str = "adam",
+                weight_decay: float = 0.0, epsilon_at: Callable[[int], float] | None = None,
+                verbose: bool = False, description: str = "DP-SGD") -> TrainingResult:
+    """Train ``module`` on ``examples`` as ``plan`` says.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Built from layers Opacus can compute per-example gradients for (``nn.Linear``
+        on inputs of shape ``(batch, ..., features)`` gives one gradient per example).
+    examples : ExampleSet
+        The examples; ``len(examples)`` must equal ``plan.num_examples``.
+    loss_fn : callable
+        ``loss_fn(module, batch)`` returns the per-example losses, shape ``(batch,)``, and
+        optionally a boolean tensor of per-example correct predictions (for history).
+    plan : DPSGDPlan
+        Sampling, steps, clipping and noise.
+    lr : float
+        Learning rate.
+    generator : torch.Generator
+        CPU generator for batch sampling.
+    noise_generator : torch.Generator, optional
+        Generator for the noise, on the module's device.
+    epsilon_at : callable, optional
+        ``epsilon_at(steps_done)`` for the history and progress bar.
+    verbose : bool
+        Show a tqdm progress bar over epochs with the running epsilon.
+
+    Returns
+    -------
+    TrainingResult
+        The module, unwrapped from Opacus and in eval mode, and a list with one dict per
+        epoch: ``epoch``, ``steps``, ``loss``, ``train_accuracy`` (None if ``loss_fn``
+        gives no correctness), ``epsilon``.
+    """
+    if len(examples) != plan.num_examples:
+        raise ValueError(f"train_dpsgd: plan is for {plan.num_examples} examples but the set "
+                         f"has {len(examples)}.")
+    sampler = make_batch_sampler(plan.sampling, plan.num_examples, plan.batch_size, generator)
+    stepper = _Stepper(module, plan, _make_optimizer(optimizer, module.parameters(), lr,
+                                                     weight_decay), noise_generator)
+    steps_per_epoch = max(1, math.ceil(plan.num_examples / plan.batch_size))
+    epochs = math.ceil(plan.steps / steps_per_epoch) if plan.steps else 0
+    history: list[dict] = []
+    step = 0
+    progress = tqdm(range(epochs), desc=description, disable=not verbose, leave=False)
+    stepper.model.train()
+    for epoch in progress:
+        loss_sum, correct_sum, count, has_correct = 0.0, 0, 0, False
+        for _ in range(min(steps_per_epoch, plan.steps - step)):
+            index = sampler.sample()
+            losses = None
+            if len(index):
+                losses, correct = loss_fn(stepper.model, examples.batch(index, step))
+                loss_sum += float(losses.detach().sum())
+                count += len(index)
+                if correct is not None:
+                    has_correct = True
+                    correct_sum += int(correct.sum())
+            stepper.step(losses)
+            step += 1
+        record = {
+            "epoch": epoch + 1,
+            "steps": step,
+            "loss": loss_sum / count if count else float("nan"),
+            "train_accuracy": correct_sum / count if has_correct and count else None,
+            "epsilon": epsilon_at(step) if epsilon_at is not None else None,
+        }
+        history.append(record)
+        progress.set_postfix(loss=f"{record['loss']:.3f}",
+                             eps="inf" if record["epsilon"] is None else f"{record['epsilon']:.2f}")
+    module = stepper.unwrap()
+    module.eval()
+    return TrainingResult(module=module, history=history)
