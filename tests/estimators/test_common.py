@@ -1,0 +1,49 @@
+"""The estimator contract, checked on every estimator with scikit-learn's own checks."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import skdpgraph
+from skdpgraph.datasets import make_csbm
+
+#: One fast configuration per estimator. Add every new estimator here.
+FAST_ESTIMATORS = [
+    skdpgraph.DPMLPClassifier(epsilon=8.0, epochs=3, batch_size=32, random_state=0),
+]
+
+#: Checks that cannot hold for a given estimator, with the reason (never skipped silently).
+EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
+
+
+def _expected_failed_checks(estimator):
+    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+
+
+@parametrize_with_checks(FAST_ESTIMATORS, expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def small_graph():
+    return make_csbm(n_nodes=120, n_classes=3, n_features=8, random_state=0)
+
+
+@pytest.mark.parametrize("estimator", FAST_ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_contract_on_graph_input(estimator, small_graph):
+    nodes, y = small_graph.nodes(), small_graph.y
+    est = clone(estimator)
+    with pytest.raises(NotFittedError):
+        est.predict(nodes)
+    params = est.get_params()
+    assert est.fit(nodes[:80], y[:80]) is est
+    assert est.get_params() == params  # fit writes nothing back onto parameters
+    assert 0 < est.epsilon_spent_ <= est.epsilon
+    assert est.privacy_.epsilon == est.epsilon_spent_
+    assert est.predict_proba(nodes[80:]).shape == (40, len(est.classes_))
+    np.testing.assert_allclose(est.predict_proba(nodes[80:]).sum(axis=1), 1.0, rtol=1e-5)
+    again = clone(estimator).fit(nodes[:80], y[:80])
+    np.testing.assert_array_equal(est.predict(nodes[80:]), again.predict(nodes[80:]))
