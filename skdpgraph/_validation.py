@@ -56,17 +56,21 @@ def default_delta(num_units: int) -> float:
     return 1.0 / (10.0 * max(int(num_units), 1))
 
 
+def _reject_pyg(X: Any, name: str) -> None:
+    if type(X).__module__.startswith("torch_geometric"):
+        raise TypeError(
+            f"{name} got a torch_geometric {type(X).__name__} object; pass "
+            "Graph.from_pyg(data).nodes(mask) instead."
+        )
+
+
 def check_nodes(X: Any, name: str) -> Nodes:
     """``X`` as :class:`Nodes`; a 2-D array or sparse matrix becomes an edgeless graph."""
     if isinstance(X, Nodes):
         return X
     if isinstance(X, Graph):
         return X.nodes()
-    if type(X).__module__.startswith("torch_geometric"):
-        raise TypeError(
-            f"{name} got a torch_geometric {type(X).__name__} object; pass "
-            "Graph.from_pyg(data).nodes(mask) instead."
-        )
+    _reject_pyg(X, name)
     if not sp.issparse(X):
         X = np.asarray(X)
     return Graph(np.zeros((2, 0), dtype=np.int64), X).nodes()
@@ -88,6 +92,7 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
     modifies the caller's arrays.
     """
     name = type(estimator).__name__
+    _reject_pyg(X, name)
     if isinstance(X, (Nodes, Graph)):
         if y is None:
             raise ValueError(f"{name} requires y to be passed, but the target y is None.")
@@ -116,6 +121,7 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
 def check_predict_nodes(estimator: Any, X: Any) -> Nodes:
     """Validate prediction input against the fitted feature count."""
     name = type(estimator).__name__
+    _reject_pyg(X, name)
     if not isinstance(X, (Nodes, Graph)):
         X = _check_array_input(estimator, X, reset=False)[0]
     nodes = check_nodes(X, name)

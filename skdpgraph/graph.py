@@ -304,6 +304,8 @@ class Graph:
         feature_columns : list of str, default=None
             Feature columns; all numeric columns other than the id by default.
         """
+        from pandas.api.types import is_numeric_dtype
+
         for column in (id_column,):
             if column not in nodes.columns:
                 raise ValueError(f"Graph.from_pandas: node table has no column {column!r} "
@@ -314,11 +316,11 @@ class Graph:
                                  f"(columns: {list(edges.columns)}).")
         if feature_columns is None:
             feature_columns = [c for c in nodes.columns if c != id_column
-                               and np.issubdtype(nodes[c].dtype, np.number)]
+                               and is_numeric_dtype(nodes[c].dtype)]
         for column in feature_columns:
             if column not in nodes.columns:
                 raise ValueError(f"Graph.from_pandas: node table has no feature column {column!r}.")
-            if not np.issubdtype(nodes[column].dtype, np.number):
+            if not is_numeric_dtype(nodes[column].dtype):
                 values = nodes[column].astype(str)
                 bad = int(np.flatnonzero(~values.str.match(r"^\s*[-+0-9.eE]+\s*$").to_numpy())[0])
                 raise ValueError(

@@ -73,7 +73,8 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class of each node in ``X``."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        probabilities = self.predict_proba(X)
+        return self.classes_[np.argmax(probabilities, axis=1)]
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Accuracy on ``(X, y)``; labels never seen in ``fit`` raise a ``ValueError``."""

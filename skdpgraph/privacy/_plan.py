@@ -145,9 +145,23 @@ def plan_dpsgd(*, epsilon: float, delta: float, sampling: str, num_examples: int
     if math.isinf(epsilon) and noise_multiplier is None:
         return DPSGDPlan(noise_multiplier=None, max_grad_norm=None, **common)
     if noise_multiplier is None:
-        def epsilon_for(sigma: float) -> float:
-            return DPSGDPlan(noise_multiplier=sigma, max_grad_norm=max_grad_norm,
-                             **common).epsilon(delta)
-
-        noise_multiplier = calibrate_noise_multiplier(epsilon_for, epsilon, context=context)
+        noise_multiplier = _calibrated_noise_multiplier(
+            sampling, common["num_examples"], batch_size, common["steps"], float(delta),
+            float(epsilon), context)
     return DPSGDPlan(noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm, **common)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrated_noise_multiplier(sampling: str, num_examples: int, batch_size: int, steps: int,
+                                 delta: float, epsilon: float, context: str) -> float:
+    """Cached: cross-validation and searches calibrate the same plan many times.
+
+    Epsilon does not depend on the clipping norm, so it is not part of the key.
+    """
+    sensitivity = 1.0 if sampling == "poisson" else 2.0
+
+    def epsilon_for(sigma: float) -> float:
+        return DPSGDPlan(sampling, num_examples, batch_size, steps, noise_multiplier=sigma,
+                         max_grad_norm=1.0, sensitivity=sensitivity).epsilon(delta)
+
+    return calibrate_noise_multiplier(epsilon_for, epsilon, context=context)
