@@ -84,7 +84,10 @@ def poisson_dpsgd_event(noise_multiplier: float, sample_rate: float,
     Each step includes every example independently with probability ``sample_rate``,
     clips per-example gradients to C and adds N(0, (noise_multiplier * C)^2).
     """
-    step = dp_event.PoissonSampledDpEvent(sample_rate, dp_event.GaussianDpEvent(noise_multiplier))
+    gaussian = dp_event.GaussianDpEvent(noise_multiplier)
+    # Sampling everyone is no sampling: the same mechanism, and the accountant's series for
+    # fractional orders converges slowly at q = 1.
+    step = gaussian if sample_rate >= 1 else dp_event.PoissonSampledDpEvent(sample_rate, gaussian)
     return dp_event.SelfComposedDpEvent(step, steps)
 
 

@@ -11,7 +11,14 @@ from skdpgraph.datasets import make_csbm
 
 #: One fast configuration per estimator. Add every new estimator here.
 FAST_ESTIMATORS = [
+    skdpgraph.FDPClassifier(epsilon=8.0, epochs=2, batch_size=32, hidden_dim=16, random_state=0),
     skdpgraph.DPMLPClassifier(epsilon=8.0, epochs=3, batch_size=32, random_state=0),
+    skdpgraph.GAPClassifier(epsilon=8.0, epochs=5, encoder_epochs=5, hidden_dim=8,
+                            random_state=0),
+    skdpgraph.GAPClassifier(epsilon=8.0, privacy_level="node", epochs=2, encoder_epochs=2,
+                            hidden_dim=8, batch_size=32, random_state=0),
+    skdpgraph.DRWClassifier(epsilon=8.0, epochs=3, batch_size=16, hidden_dim=16,
+                            random_state=0),
 ]
 
 #: Checks that cannot hold for a given estimator, with the reason (never skipped silently).
@@ -47,3 +54,23 @@ def test_contract_on_graph_input(estimator, small_graph):
     np.testing.assert_allclose(est.predict_proba(nodes[80:]).sum(axis=1), 1.0, rtol=1e-5)
     again = clone(estimator).fit(nodes[:80], y[:80])
     np.testing.assert_array_equal(est.predict(nodes[80:]), again.predict(nodes[80:]))
+
+
+def _documented_attributes(estimator):
+    """Names in the numpydoc Attributes section of the estimator's docstring."""
+    names = set()
+    section = type(estimator).__doc__.split("Attributes\n    ----------\n", 1)[1]
+    for line in section.splitlines():
+        if line.strip() in ("See Also", "Notes", "References", "Examples"):
+            break
+        if line.startswith("    ") and not line.startswith("        ") and " : " in line:
+            names.add(line.strip().split(" : ")[0])
+    return names
+
+
+@pytest.mark.parametrize("estimator", FAST_ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_fit_docstring_lists_every_fitted_attribute(estimator, small_graph):
+    est = clone(estimator).fit(small_graph.nodes()[:80], small_graph.y[:80])
+    fitted = {name for name in vars(est) if name.endswith("_") and not name.startswith("_")}
+    documented = _documented_attributes(est)
+    assert fitted - documented == set(), f"undocumented fitted attributes: {fitted - documented}"
