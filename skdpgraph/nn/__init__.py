@@ -1,7 +1,10 @@
 """Torch modules built from layers that Opacus supports."""
 
 from skdpgraph.nn._dense import DenseSubgraphConv, DenseSubgraphGNN, normalize_dense_adjacency
+from skdpgraph.nn._gap import GAPClassificationModule, GAPEncoder
 from skdpgraph.nn._mlp import MLP, make_activation
+from skdpgraph.nn._gnn import BACKBONES, GNN
+from skdpgraph.nn._llp import llp_loss
 
 __all__ = [
     "DenseSubgraphConv",
@@ -10,3 +13,5 @@ __all__ = [
     "make_activation",
     "normalize_dense_adjacency",
 ]
+__all__ += ["BACKBONES", "GNN", "llp_loss"]
+__all__ += ["GAPClassificationModule", "GAPEncoder"]

@@ -17,7 +17,16 @@ from skdpgraph.privacy._calibration import (
     PrivacyBudgetError,
     calibrate_noise_multiplier,
 )
+from skdpgraph.privacy._aggregation import (
+    gap_node_event,
+    noisy_sum_aggregation,
+    pma_sensitivity,
+    private_multi_hop_aggregation,
+    row_normalize,
+    sum_in_neighbours,
+)
 from skdpgraph.privacy._fdp import compute_rdp_fdp
+from skdpgraph.privacy._gaussian import calibrate_gaussian_noise, gaussian_delta, gaussian_epsilon
 from skdpgraph.privacy._grr import (
     grr_fs_epsilon,
     grr_fs_frequency_estimate,
@@ -60,3 +69,6 @@ __all__ = [
     "poisson_dpsgd_event",
     "without_replacement_dpsgd_event",
 ]
+__all__ += ["calibrate_gaussian_noise", "gap_node_event", "noisy_sum_aggregation", "gaussian_delta", "gaussian_epsilon",
+            "pma_sensitivity", "private_multi_hop_aggregation", "row_normalize",
+            "sum_in_neighbours"]

@@ -15,10 +15,12 @@ FAST_ESTIMATORS = [
     skdpgraph.DPMLPClassifier(epsilon=8.0, epochs=3, batch_size=32, random_state=0),
     skdpgraph.GAPClassifier(epsilon=8.0, epochs=5, encoder_epochs=5, hidden_dim=8,
                             random_state=0),
-    skdpgraph.GAPClassifier(epsilon=8.0, privacy_level="node", epochs=2, encoder_epochs=2,
-                            hidden_dim=8, batch_size=32, random_state=0),
+    # noise_multiplier given: dp-accounting's without-replacement RDP takes ~0.5 s per
+    # evaluation, so calibrating in each of the ~55 checks would take minutes.
     skdpgraph.DRWClassifier(epsilon=8.0, epochs=3, batch_size=16, hidden_dim=16,
-                            random_state=0),
+                            noise_multiplier=1.0, random_state=0),
+    skdpgraph.RGNNClassifier(n_sampled_features=2, epochs=3, feature_hops=2, label_hops=2,
+                             n_clusters=4, random_state=0),
 ]
 
 #: Checks that cannot hold for a given estimator, with the reason (never skipped silently).
@@ -48,7 +50,9 @@ def test_contract_on_graph_input(estimator, small_graph):
     params = est.get_params()
     assert est.fit(nodes[:80], y[:80]) is est
     assert est.get_params() == params  # fit writes nothing back onto parameters
-    assert 0 < est.epsilon_spent_ <= est.epsilon
+    assert 0 < est.epsilon_spent_
+    if hasattr(est, "epsilon"):  # RGNN has per-mechanism budgets, no single epsilon
+        assert est.epsilon_spent_ <= est.epsilon
     assert est.privacy_.epsilon == est.epsilon_spent_
     assert est.predict_proba(nodes[80:]).shape == (40, len(est.classes_))
     np.testing.assert_allclose(est.predict_proba(nodes[80:]).sum(axis=1), 1.0, rtol=1e-5)
@@ -74,3 +78,14 @@ def test_fit_docstring_lists_every_fitted_attribute(estimator, small_graph):
     fitted = {name for name in vars(est) if name.endswith("_") and not name.startswith("_")}
     documented = _documented_attributes(est)
     assert fitted - documented == set(), f"undocumented fitted attributes: {fitted - documented}"
+
+_GAP_NEW_RELEASE = (
+    "predict on an array builds a new (edgeless) graph, so GAP runs a fresh noisy PMA release "
+    "on it (recorded in privacy_); different arrays get different noise by design"
+)
+EXPECTED_FAILED_CHECKS["GAPClassifier"] = {
+    "check_methods_sample_order_invariance": _GAP_NEW_RELEASE,
+    "check_methods_subset_invariance": _GAP_NEW_RELEASE,
+    "check_dict_unchanged": "predict on a new graph records the release: it replaces privacy_ "
+                            "and caches that graph's noisy aggregations (documented)",
+}

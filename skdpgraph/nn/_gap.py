@@ -1,0 +1,117 @@
+"""GAP's learnable modules: the graph-agnostic encoder and the multi-hop classifier.
+
+Both are built from ``nn.Linear`` only (no BatchNorm), so Opacus computes their
+per-example gradients and the same modules serve edge- and node-level training.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from skdpgraph.nn._mlp import MLP, make_activation
+
+__all__ = ["GAPEncoder", "GAPClassificationModule"]
+
+_COMBINE = ("cat", "sum", "max")
+
+
+class GAPEncoder(nn.Module):
+    """MLP on node features with a linear head; its body gives the node embeddings.
+
+    Trained on features and labels only (no edges); ``embed`` is the body's output
+    (after the last activation), which PMA aggregates.
+
+    Parameters
+    ----------
+    in_dim, hidden_dim, num_classes : int
+    num_layers : int, default=2
+        Linear layers in the body (each followed by the activation).
+    activation : str, default="selu"
+    dropout : float, default=0.0
+
+    Shapes
+    ------
+    x : Tensor of shape (batch, in_dim) -> ``embed``: (batch, hidden_dim); ``forward``:
+    (batch, num_classes) logits.
+
+    Examples
+    --------
+    >>> import torch
+    >>> enc = GAPEncoder(5, 8, 3)
+    >>> enc.embed(torch.zeros(4, 5)).shape, enc(torch.zeros(4, 5)).shape
+    (torch.Size([4, 8]), torch.Size([4, 3]))
+    """
+
+    def __init__(self, in_dim: int, hidden_dim: int, num_classes: int, *, num_layers: int = 2,
+                 activation: str = "selu", dropout: float = 0.0) -> None:
+        super().__init__()
+        self.body = MLP(in_dim, hidden_dim, hidden_dim, num_layers=num_layers,
+                        activation=activation, dropout=dropout, activate_last=True)
+        self.dropout = nn.Dropout(dropout)
+        self.head = nn.Linear(hidden_dim, num_classes)
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.dropout(self.embed(x)))
+
+
+class GAPClassificationModule(nn.Module):
+    """Per-hop linear layers, a combination, then an MLP head.
+
+    .. math::
+
+        h = \\mathrm{act}\\big(\\mathrm{combine}_k(W_k \\bar x_k + b_k)\\big), \\quad
+        \\text{logits} = \\mathrm{head}(h), \\quad k = 0..K,
+
+    with ``combine`` a concatenation (row-normalised), a sum or an element-wise max.
+
+    Parameters
+    ----------
+    hidden_dim : int
+        Width of the hop embeddings and of the per-hop layers.
+    num_classes : int
+    hops : int
+        K; the input has K + 1 hop embeddings (hop 0 is the node's own embedding).
+    combine : {"cat", "sum", "max"}, default="cat"
+    activation : str, default="selu"
+    dropout : float, default=0.0
+    head_layers : int, default=1
+
+    Shapes
+    ------
+    x : Tensor of shape (batch, hops + 1, hidden_dim) -> (batch, num_classes)
+
+    Examples
+    --------
+    >>> import torch
+    >>> GAPClassificationModule(8, 3, hops=2)(torch.zeros(4, 3, 8)).shape
+    torch.Size([4, 3])
+    """
+
+    def __init__(self, hidden_dim: int, num_classes: int, *, hops: int, combine: str = "cat",
+                 activation: str = "selu", dropout: float = 0.0, head_layers: int = 1) -> None:
+        super().__init__()
+        if combine not in _COMBINE:
+            raise ValueError(f"GAPClassificationModule: combine must be one of {_COMBINE}; "
+                             f"got {combine!r}.")
+        self.combine = combine
+        self.hop_layers = nn.ModuleList(nn.Linear(hidden_dim, hidden_dim) for _ in range(hops + 1))
+        width = hidden_dim * (hops + 1) if combine == "cat" else hidden_dim
+        self.activation = make_activation(activation)
+        self.dropout = nn.Dropout(dropout)
+        self.head = MLP(width, hidden_dim, num_classes, num_layers=head_layers,
+                        activation=activation, dropout=dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hops = [layer(x[:, k]) for k, layer in enumerate(self.hop_layers)]
+        if self.combine == "cat":
+            h = torch.cat(hops, dim=-1)
+            h = h / h.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        elif self.combine == "sum":
+            h = torch.stack(hops, dim=0).sum(dim=0)
+        else:
+            h = torch.stack(hops, dim=0).max(dim=0).values
+        return self.head(self.dropout(self.activation(h)))

@@ -1,0 +1,172 @@
+r"""Server-side reconstruction of RGNN: features, labels and bag proportions from LDP reports.
+
+Everything here is post-processing of locally randomised reports plus the public graph
+structure, so it spends no privacy budget. It lives next to the client-side randomisers
+because both are data preparation (numpy/scipy, no torch), and it imports only the pure
+estimators of :mod:`skdpgraph.privacy`.
+
+The propagation operator is the mean over :math:`\{v\} \cup N(v)`:
+:math:`M = (D + I)^{-1}(A + I)`; :math:`K` rounds give :math:`M^K \Lambda`.
+
+References
+----------
+.. [BHWW24] Bhaila, K., Huang, W., Wu, Y. and Wu, X. (2024). "Local Differential Privacy
+   in Graph Neural Networks: a Reconstruction Approach". SDM. Algorithms 1-3, Eq. (5), (14).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from skdpgraph.graph import Graph
+from skdpgraph.privacy import grr_fs_frequency_estimate, label_transition_matrix
+
+__all__ = [
+    "mean_propagation_operator",
+    "propagate",
+    "one_hot_blocks",
+    "feature_frequency_estimates",
+    "reconstruct_features",
+    "reconstruct_labels",
+    "bag_label_proportions",
+]
+
+
+def mean_propagation_operator(graph: Graph) -> sp.csr_matrix:
+    """Row-normalised :math:`A + I` of the in-adjacency: one round of neighbourhood means."""
+    n = graph.num_nodes
+    a_hat = (graph.adjacency() + sp.identity(n, dtype=np.float64, format="csr")).tocsr()
+    degree = np.asarray(a_hat.sum(axis=1)).ravel()
+    return (sp.diags(1.0 / degree) @ a_hat).tocsr()
+
+
+def propagate(operator: sp.csr_matrix, values: np.ndarray, hops: int) -> np.ndarray:
+    """``operator^hops @ values`` (dense float64)."""
+    values = np.asarray(values, dtype=np.float64)
+    for _ in range(hops):
+        values = operator @ values
+    return values
+
+
+def one_hot_blocks(codes: np.ndarray, domain_sizes: np.ndarray) -> np.ndarray:
+    """One-hot encoding of categorical codes, one block of ``domain_sizes[j]`` per column."""
+    offsets = np.concatenate([[0], np.cumsum(domain_sizes)[:-1]])
+    out = np.zeros((codes.shape[0], int(np.sum(domain_sizes))))
+    np.put_along_axis(out, codes + offsets, 1.0, axis=1)
+    return out
+
+
+def feature_frequency_estimates(operator: sp.csr_matrix, reports: np.ndarray,
+                                domain_sizes: np.ndarray, epsilon_per_feature: float,
+                                n_sampled_features: int, hops: int) -> np.ndarray:
+    r"""Unbiased estimates :math:`\tilde\pi_v` of each node's neighbourhood frequencies.
+
+    The GRR-FS estimator applied to :math:`M^K` times the one-hot reports; as both are
+    affine, :math:`E[\tilde\pi] = M^K` times the one-hot *true* values. Not clipped.
+
+    Returns
+    -------
+    ndarray of shape (n, sum(domain_sizes))
+    """
+    domain_sizes = np.asarray(domain_sizes, dtype=np.int64)
+    lam = propagate(operator, one_hot_blocks(reports, domain_sizes), hops)
+    return grr_fs_frequency_estimate(lam, domain_sizes, epsilon_per_feature, n_sampled_features)
+
+
+def reconstruct_features(operator: sp.csr_matrix, reports: np.ndarray, domain_sizes: np.ndarray,
+                         epsilon_per_feature: float, n_sampled_features: int,
+                         hops: int) -> np.ndarray:
+    r"""Algorithm 1 of [BHWW24]_: neighbourhood frequency estimates of each feature.
+
+    The one-hot reports are averaged over ``hops`` rounds of :math:`M`, then the unbiased
+    GRR-FS estimator (:func:`skdpgraph.privacy.grr_fs_frequency_estimate`) maps each
+    node's neighbourhood frequencies :math:`\lambda_v` to :math:`\tilde\pi_v`. A binary
+    feature becomes :math:`\tilde\pi_v[1]` clipped to ``[0, 1]``; a feature with more
+    categories becomes the one-hot of :math:`\arg\max \tilde\pi_v`.
+
+    Parameters
+    ----------
+    operator : sparse matrix of shape (n, n)
+        From :func:`mean_propagation_operator`.
+    reports : ndarray of int of shape (n, d)
+        GRR-FS reports.
+    domain_sizes : ndarray of int of shape (d,)
+    epsilon_per_feature, n_sampled_features
+        The budget and :math:`m` the reports were made with.
+    hops : int
+        :math:`K_x`.
+
+    Returns
+    -------
+    ndarray of float32 of shape (n, n_binary + sum of the other domain sizes)
+    """
+    domain_sizes = np.asarray(domain_sizes, dtype=np.int64)
+    pi = feature_frequency_estimates(operator, reports, domain_sizes, epsilon_per_feature,
+                                     n_sampled_features, hops)
+    offsets = np.concatenate([[0], np.cumsum(domain_sizes)[:-1]])
+    columns = []
+    for j, (start, size) in enumerate(zip(offsets, domain_sizes)):  # loop over features
+        block = pi[:, start:start + size]
+        if size <= 2:
+            columns.append(np.clip(block[:, -1:], 0.0, 1.0))
+        else:
+            columns.append(np.eye(size)[block.argmax(axis=1)])
+    return np.hstack(columns).astype(np.float32)
+
+
+def _debias(frequencies: np.ndarray, epsilon: float, n_classes: int) -> np.ndarray:
+    """Apply :math:`P^{-1}` to rows of label frequencies, clamp at 0, renormalise."""
+    P = label_transition_matrix(epsilon, n_classes)
+    pi = np.linalg.solve(P.T, np.asarray(frequencies, dtype=np.float64).T).T
+    pi = np.clip(pi, 0.0, None)
+    total = pi.sum(axis=1, keepdims=True)
+    return np.divide(pi, total, out=np.full_like(pi, 1.0 / n_classes), where=total > 0)
+
+
+def reconstruct_labels(operator: sp.csr_matrix, train_index: np.ndarray,
+                       noisy_labels: np.ndarray, n_classes: int, epsilon: float,
+                       hops: int) -> np.ndarray:
+    r"""Algorithm 2 of [BHWW24]_: label distributions of the training nodes.
+
+    Training nodes start from the one-hot of their noisy label, all other nodes from
+    zero (masked propagation); after ``hops`` rounds of :math:`M`, each training node's
+    frequencies are de-biased with :math:`P^{-1}` (Eq. 14), clamped at zero and
+    renormalised.
+
+    Returns
+    -------
+    ndarray of shape (len(train_index), n_classes)
+        Estimated label distribution of each training node (rows sum to one).
+    """
+    Y = np.zeros((operator.shape[0], n_classes))
+    np.add.at(Y, (train_index, noisy_labels), 1.0)
+    lam = propagate(operator, Y, hops)[train_index]
+    return _debias(lam, epsilon, n_classes)
+
+
+def bag_label_proportions(bags: np.ndarray, noisy_labels: np.ndarray, n_classes: int,
+                          epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""De-biased label proportion of every bag that holds at least one training node.
+
+    :math:`\tilde b_r = P^{-1} b'_r` (once), clamped and renormalised, where
+    :math:`b'_r` is the mean one-hot noisy label of the training nodes in bag :math:`r`.
+    Bags without training nodes are dropped.
+
+    Parameters
+    ----------
+    bags : ndarray of int of shape (n_train,)
+        Bag (cluster) of each training node.
+    noisy_labels : ndarray of int of shape (n_train,)
+
+    Returns
+    -------
+    bag_of_node : ndarray of int of shape (n_train,)
+        Bags renumbered ``0..n_nonempty - 1``.
+    proportions : ndarray of shape (n_nonempty, n_classes)
+    """
+    used, bag_of_node = np.unique(bags, return_inverse=True)
+    counts = np.zeros((used.size, n_classes))
+    np.add.at(counts, (bag_of_node, noisy_labels), 1.0)
+    observed = counts / counts.sum(axis=1, keepdims=True)
+    return bag_of_node.astype(np.int64), _debias(observed, epsilon, n_classes)

@@ -1,0 +1,181 @@
+"""DRWClassifier: accounting (against an independent computation), sampling, budget, API."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+
+import skdpgraph.estimators._drw as drw_module
+from skdpgraph import DRWClassifier, Graph, PrivacyBudgetError
+from skdpgraph.datasets import make_csbm
+from skdpgraph.nn import DenseSubgraphGNN
+from skdpgraph.privacy import (REPLACE_ONE, compute_epsilon, compute_rdp,
+                               without_replacement_dpsgd_event)
+from skdpgraph.sampling import SubgraphExamples, disjoint_random_walks, pad_subgraphs
+
+
+def _wbk_rdp(lam, num_examples, batch_size, alpha):
+    """RDP of one step, written from Wang, Balle, Kasiviswanathan 2019 in exact arithmetic.
+
+    Subsampling without replacement (ratio q) of a Gaussian whose RDP is
+    eps(j) = j / (2 lam^2) under replace-one (noise std lam * 2C, sensitivity 2C):
+    Theorem 27's bound with forward differences of j -> exp((j - 1) eps(j)) at 0.
+    """
+    mpmath.mp.dps = 50
+    q = mpmath.mpf(batch_size) / num_examples
+
+    def moment(j):  # exp((j - 1) * eps(j))
+        return mpmath.e ** (mpmath.mpf(j - 1) * j / (2 * lam ** 2))
+
+    def diff(k):
+        return abs(mpmath.fsum((-1) ** (k - i) * mpmath.binomial(k, i) * moment(i)
+                               for i in range(k + 1)))
+
+    eps2 = mpmath.mpf(2) / (2 * lam ** 2)
+    total = 1 + q ** 2 * mpmath.binomial(alpha, 2) * min(4 * mpmath.expm1(eps2),
+                                                          2 * mpmath.e ** eps2)
+    for j in range(3, alpha + 1):
+        term = min(4 * mpmath.sqrt(diff(2 * (j // 2)) * diff(2 * ((j + 1) // 2))),
+                   2 * moment(j))
+        total += q ** j * mpmath.binomial(alpha, j) * term
+    return float(mpmath.log(total) / (alpha - 1))
+
+
+def _epsilon_from_integer_orders(rdp_per_step, steps, delta):
+    """Balle et al. 2020 conversion, minimised over the given integer orders."""
+    return min(steps * r + math.log((a - 1) / a) - (math.log(delta) + math.log(a)) / (a - 1)
+               for a, r in rdp_per_step.items())
+
+
+@pytest.mark.parametrize("lam", [1.0, 2.0, 4.0])
+def test_accountant_matches_independent_wbk_bound(lam):
+    orders = np.arange(2, 33)
+    ours = compute_rdp(without_replacement_dpsgd_event(lam, 1350, 70, 1), relation=REPLACE_ONE,
+                       orders=orders.astype(float))
+    independent = np.array([_wbk_rdp(lam, 1350, 70, int(a)) for a in orders])
+    np.testing.assert_allclose(ours, independent, rtol=1e-9)
+    # the library's epsilon (more orders, fractional ones too) is at most the integer one
+    for steps in (100, 500):
+        library = compute_epsilon(without_replacement_dpsgd_event(lam, 1350, 70, steps), 1e-5,
+                                  relation=REPLACE_ONE)
+        mine = _epsilon_from_integer_orders(dict(zip(orders, independent)), steps, 1e-5)
+        assert library <= mine + 1e-9 and library > 0.9 * mine
+
+
+@pytest.mark.parametrize("lam, steps, expected", [(1, 100, 6.744), (1, 500, 16.87),
+                                                  (2, 100, 2.593), (4, 500, 2.663)])
+def test_methods_test_vectors(lam, steps, expected):
+    epsilon = compute_epsilon(without_replacement_dpsgd_event(lam, 1350, 70, steps), 1e-5,
+                              relation=REPLACE_ONE)
+    assert epsilon == pytest.approx(expected, abs=6e-3)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_csbm(n_nodes=300, n_classes=3, n_features=8, random_state=0)
+
+
+def test_calibrated_epsilon_within_one_percent(data):
+    clf = DRWClassifier(epsilon=3.0, epochs=2, batch_size=20, hidden_dim=8, random_state=0)
+    clf.fit(data.nodes()[:100], data.y[:100])
+    assert 0.99 * 3.0 <= clf.epsilon_spent_ <= 3.0
+    assert clf.n_steps_ == 2 * 5
+    text = clf.privacy_.mechanism
+    assert "100 disjoint subgraphs" in text and "m=20" in text and "m/M=0.2" in text
+    assert clf.delta_ == pytest.approx(1 / 3000)
+    event = clf.privacy_.dp_event
+    assert event.count == 10 and event.event.source_dataset_size == 100
+    assert event.event.event.noise_multiplier == clf.noise_multiplier_
+
+
+def test_paper_mode_stops_at_the_budget(data):
+    clf = DRWClassifier(epsilon=3.0, noise_multiplier=2.0, max_steps=10_000, batch_size=20,
+                        hidden_dim=8, random_state=0).fit(data.nodes()[:100], data.y[:100])
+    steps = clf.n_steps_
+    assert 1 <= steps < 10_000
+    event = lambda t: without_replacement_dpsgd_event(2.0, 100, 20, t)  # noqa: E731
+    assert compute_epsilon(event(steps), clf.delta_, relation=REPLACE_ONE) <= 3.0
+    assert compute_epsilon(event(steps + 1), clf.delta_, relation=REPLACE_ONE) > 3.0
+    assert clf.epsilon_spent_ <= 3.0
+    assert len(clf.history_) == math.ceil(steps / 5)
+    with pytest.raises(PrivacyBudgetError, match="in a single step"):
+        DRWClassifier(epsilon=0.01, noise_multiplier=0.5, batch_size=50).fit(
+            data.nodes()[:100], data.y[:100])
+
+
+@pytest.mark.parametrize("sampler", ["drw", "drw-r", "drw-d"])
+def test_batches_fixed_size_without_replacement(sampler, data, monkeypatch):
+    seen = []
+
+    class Recording(SubgraphExamples):
+        def batch(self, index, step):
+            seen.append((step, index.clone(), self.table.copy()))
+            return super().batch(index, step)
+
+    monkeypatch.setattr(drw_module, "SubgraphExamples", Recording)
+    clf = DRWClassifier(sampler=sampler, epochs=3, batch_size=16, hidden_dim=8,
+                        resample_every=2, noise_multiplier=3.0, random_state=0)
+    clf.fit(data.nodes()[:64], data.y[:64])
+    assert len(seen) == clf.n_steps_ == 12
+    for _, index, table in seen:
+        assert len(index) == 16 and len(set(index.tolist())) == 16
+        np.testing.assert_array_equal(table[:, 0], data.nodes()[:64].index)
+        assert (table >= 0).sum(axis=1).max() <= (1 + 2 * 4 if sampler == "drw-r" else 5)
+    assert len({tuple(map(tuple, index.view(-1, 1).tolist())) for _, index, _ in seen}) > 6
+    changed = any(not np.array_equal(a[2], b[2]) for a, b in zip(seen, seen[1:]))
+    assert changed == (sampler == "drw-d")
+
+
+def test_one_node_changes_at_most_one_per_subgraph_gradient():
+    rng = np.random.default_rng(0)
+    n = 24
+    upper = np.triu(rng.random((n, n)) < 0.2, 1)
+    graph = Graph(np.vstack(np.nonzero(upper)), rng.normal(size=(n, 3)))
+    roots = np.arange(0, n, 2)
+    table = disjoint_random_walks(graph.indptr, graph.indices, 3, roots=roots,
+                                  generator=rng).nodes
+    torch.manual_seed(0)
+    module = DenseSubgraphGNN(3, 6, 2, conv="gcn", num_layers=2)
+    labels = torch.from_numpy(rng.integers(0, 2, len(roots)))
+
+    def per_subgraph_gradients(g):
+        x, adj, mask = pad_subgraphs(g, table)
+        grads = []
+        for k in range(len(roots)):
+            module.zero_grad()
+            loss = torch.nn.functional.cross_entropy(
+                module(x[k:k + 1], adj[k:k + 1], mask[k:k + 1]), labels[k:k + 1])
+            loss.backward()
+            grads.append(torch.cat([p.grad.flatten() for p in module.parameters()]))
+        return torch.stack(grads)
+
+    base = per_subgraph_gradients(graph)
+    members = set(table[table >= 0].tolist())
+    for node in range(n):
+        x = graph.features().copy()
+        x[node] += 5.0
+        changed = (per_subgraph_gradients(Graph(graph.edge_index, x)) - base).abs().sum(1) > 0
+        assert int(changed.sum()) == (1 if node in members else 0)
+
+
+def test_non_private_and_accuracy(data):
+    nodes, y = data.nodes(), data.y
+    clf = DRWClassifier(epsilon=np.inf, epochs=20, batch_size=32, hidden_dim=32,
+                        random_state=0).fit(nodes[:200], y[:200])
+    assert clf.noise_multiplier_ is None and clf.epsilon_spent_ == np.inf
+    assert clf.privacy_.events == ()
+    assert clf.score(nodes[200:], y[200:]) > 0.7
+    # predictions of a subset equal those of the whole set (walks keyed by node id)
+    np.testing.assert_allclose(clf.predict_proba(nodes[200:])[10:20],
+                               clf.predict_proba(nodes[210:220]), rtol=1e-5)
+    assert not hasattr(clf, "graph_") and all(
+        not isinstance(v, Graph) for v in vars(clf).values())
+
+
+def test_duplicate_training_nodes_rejected(data):
+    nodes = data.nodes()
+    with pytest.raises(ValueError, match="more than once"):
+        DRWClassifier(noise_multiplier=1.0).fit(nodes[[0, 0, *range(1, 30)]],
+                                                data.y[[0, 0, *range(1, 30)]])

@@ -1,0 +1,123 @@
+"""Tests for RGNNClassifier: accounting, seeding (randomize=False equivalence), predict."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from skdpgraph import Graph, RGNNClassifier
+from skdpgraph.datasets import make_csbm
+from skdpgraph.preprocessing import (CategoricalFeatureEncoder, GRRFeatureRandomizer,
+                                     GRRLabelRandomizer)
+from skdpgraph.privacy import grr_fs_paper_epsilon
+
+FAST = dict(epochs=15, feature_hops=4, label_hops=2, n_clusters=8)
+
+
+@pytest.fixture(scope="module")
+def binary_data():
+    """A csbm graph with binary features (sign of the Gaussian features), 400 nodes."""
+    data = make_csbm(n_nodes=400, n_features=40, random_state=0)
+    graph = Graph(data.graph.edge_index, (data.graph.features() > 0).astype(np.float32))
+    train = np.arange(0, 400, 2)
+    return graph, data.y, train
+
+
+def test_epsilon_and_report(binary_data):
+    graph, y, train = binary_data
+    clf = RGNNClassifier(epsilon_per_feature=0.5, epsilon_labels=2.0, n_sampled_features=6,
+                         feature_group_size=4, random_state=0, **FAST).fit(graph.nodes(train),
+                                                                          y[train])
+    assert clf.n_sampled_features_ == 6 and clf.domain_sizes_.tolist() == [2] * 10
+    assert clf.epsilon_spent_ == pytest.approx(6 * 0.5 + 2.0)
+    assert clf.delta_ == 0.0 and clf.privacy_.epsilon == clf.epsilon_spent_
+    assert clf.privacy_.unit.startswith("local")
+    paper = grr_fs_paper_epsilon(10, 6, 0.5)
+    assert paper < 3.0 and f"{paper:.4g}" in clf.privacy_.events[0]
+    assert clf.reconstructed_x_.shape == (400, 10)
+
+
+def test_m_is_capped_at_the_number_of_features(binary_data):
+    graph, y, train = binary_data
+    clf = RGNNClassifier(n_sampled_features=100, feature_group_size=10, random_state=0,
+                         **FAST).fit(graph.nodes(train), y[train])
+    assert clf.n_sampled_features_ == 4 and clf.epsilon_spent_ == pytest.approx(4 * 1.0 + 3.0)
+
+
+def test_randomize_false_on_prerandomised_data_gives_the_same_model(binary_data):
+    graph, y, train = binary_data
+    params = dict(epsilon_per_feature=1.0, epsilon_labels=1.0, n_sampled_features=5,
+                  random_state=7, **FAST)
+    direct = RGNNClassifier(feature_group_size=2, **params).fit(graph.nodes(train), y[train])
+    # The clients, with the same seed:
+    codes = CategoricalFeatureEncoder(group_size=2).fit_transform(graph.x)
+    reports = GRRFeatureRandomizer(epsilon_per_feature=1.0, n_sampled_features=5,
+                                   random_state=7).fit_transform(codes)
+    noisy_y = GRRLabelRandomizer(epsilon=1.0, random_state=7).fit_transform(y[train])
+    assert (noisy_y != y[train]).any()
+    reported = Graph(graph.edge_index, reports)
+    server = RGNNClassifier(randomize=False, **params).fit(reported.nodes(train), noisy_y)
+    np.testing.assert_array_equal(direct.reconstructed_x_, server.reconstructed_x_)
+    for a, b in zip(direct.module_.state_dict().values(), server.module_.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    test = np.arange(1, 400, 2)
+    np.testing.assert_array_equal(direct.predict_proba(graph.nodes(test)),
+                                  server.predict_proba(reported.nodes(test)))
+    other = RGNNClassifier(randomize=False, **{**params, "random_state": 8}).fit(
+        reported.nodes(train), noisy_y)
+    assert not np.allclose(other.predict_proba(reported.nodes(test)),
+                           server.predict_proba(reported.nodes(test)))
+
+
+def test_randomize_false_rejects_non_codes(binary_data):
+    graph, y, train = binary_data
+    bad = Graph(graph.edge_index, graph.features() - 0.5)
+    with pytest.raises(ValueError, match="non-negative integer category codes"):
+        RGNNClassifier(randomize=False, **FAST).fit(bad.nodes(train), y[train])
+
+
+def test_learns_on_csbm_and_beats_the_noisy_baseline():
+    data = make_csbm(n_nodes=600, random_state=1)
+    train, test = np.arange(0, 600, 2), np.arange(1, 600, 2)
+    kw = dict(epsilon_per_feature=1.0, epsilon_labels=1.0, label_hops=2, epochs=60,
+              random_state=0)
+    rgnn = RGNNClassifier(**kw).fit(data.graph.nodes(train), data.y[train])
+    noisy = RGNNClassifier(**{**kw, "feature_hops": 0, "label_hops": 0, "llp_weight": 0.0}).fit(
+        data.graph.nodes(train), data.y[train])
+    acc = rgnn.score(data.graph.nodes(test), data.y[test])
+    assert acc > 0.6  # 4 classes: chance is 0.25
+    assert acc > noisy.score(data.graph.nodes(test), data.y[test]) + 0.1
+
+
+@pytest.mark.parametrize("backbone", ["gcn", "gat"])
+def test_backbones(binary_data, backbone):
+    graph, y, train = binary_data
+    clf = RGNNClassifier(backbone=backbone, random_state=0, **FAST).fit(graph.nodes(train),
+                                                                       y[train])
+    assert clf.predict(graph.nodes([1, 3])).shape == (2,)
+
+
+def test_predict_uses_cache_on_training_graph_and_is_deterministic_elsewhere(binary_data):
+    graph, y, train = binary_data
+    clf = RGNNClassifier(random_state=0, **FAST).fit(graph.nodes(train), y[train])
+    raw = graph.features()
+    assert not any(np.array_equal(np.asarray(v), raw) for v in vars(clf).values()
+                   if isinstance(v, np.ndarray) and v.shape == raw.shape)
+    with torch.no_grad():
+        expected = clf.module_(torch.from_numpy(clf.reconstructed_x_),
+                               torch.tensor(graph.edge_index)).softmax(-1)[:5].numpy()
+    np.testing.assert_allclose(clf.predict_proba(graph.nodes(range(5))), expected, rtol=1e-5)
+    copy = Graph(graph.edge_index, graph.x)  # same data, another graph: a fresh release
+    first = clf.predict_proba(copy.nodes())
+    np.testing.assert_array_equal(first, clf.predict_proba(copy.nodes()))
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict_proba(graph.nodes()),
+                                  clf.predict_proba(graph.nodes()))
+
+
+def test_non_private_labels(binary_data):
+    graph, y, train = binary_data
+    clf = RGNNClassifier(epsilon_labels=np.inf, random_state=0, **FAST).fit(
+        graph.nodes(train), y[train])
+    assert clf.epsilon_spent_ == np.inf and not clf.privacy_.private

@@ -1,0 +1,56 @@
+"""Tests for the client-side CategoricalFeatureEncoder."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from skdpgraph.preprocessing import CategoricalFeatureEncoder
+
+
+def test_or_groups_match_a_direct_computation():
+    rng = np.random.default_rng(0)
+    x = (rng.random((30, 53)) < 0.05).astype(float)
+    codes = CategoricalFeatureEncoder(group_size=5).fit_transform(x)
+    expected = np.stack([x[:, j:j + 5].max(axis=1) for j in range(0, 53, 5)], axis=1)
+    np.testing.assert_array_equal(codes, expected)
+    assert codes.shape == (30, 11)  # ceil(53 / 5); the last block has 3 columns
+
+
+def test_cora_shape_and_sparse_input_agree():
+    rng = np.random.default_rng(1)
+    x = sp.random(40, 1433, density=0.01, random_state=1, format="csr")
+    x.data[:] = 1.0
+    enc = CategoricalFeatureEncoder(group_size=25).fit(x)
+    np.testing.assert_array_equal(enc.domain_sizes_, np.full(58, 2))
+    np.testing.assert_array_equal(enc.transform(x), enc.transform(x.toarray()))
+    assert rng is not None
+
+
+def test_binary_without_grouping_keeps_columns():
+    x = np.array([[0, 1, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(CategoricalFeatureEncoder().fit_transform(x), x)
+
+
+def test_continuous_columns_are_binned_equal_width():
+    x = np.array([[0.0, -2.0], [0.49, 0.0], [0.5, 1.0], [1.0, 2.0]])
+    enc = CategoricalFeatureEncoder(n_bins=2).fit(x)
+    assert not enc.binary_
+    np.testing.assert_array_equal(enc.transform(x), [[0, 0], [0, 1], [1, 1], [1, 1]])
+    public = CategoricalFeatureEncoder(n_bins=4, feature_range=(0.0, 1.0)).fit(x)
+    codes = public.transform(np.array([[-5.0, 0.3], [5.0, 0.8]]))  # out of range: clipped
+    np.testing.assert_array_equal(codes, [[0, 1], [3, 3]])
+
+
+def test_input_not_modified_and_clone():
+    x = np.array([[0.0, 1.0], [1.0, 1.0]])
+    before = x.copy()
+    enc = CategoricalFeatureEncoder(group_size=2)
+    enc.fit_transform(x)
+    np.testing.assert_array_equal(x, before)
+    assert clone(enc).get_params() == enc.get_params()
+
+
+def test_grouping_non_binary_raises():
+    with pytest.raises(ValueError, match="not all binary"):
+        CategoricalFeatureEncoder(group_size=2).fit(np.array([[0.5, 1.0]]))

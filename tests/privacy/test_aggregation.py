@@ -1,0 +1,132 @@
+"""PMA: noise level, normalisation, sensitivity; GAP's node-level event against a by-hand sum."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from opacus.accountants.analysis.rdp import compute_rdp as opacus_rdp
+from opacus.accountants.analysis.rdp import get_privacy_spent
+
+from skdpgraph.privacy import (
+    compute_epsilon, compute_rdp, gap_node_event, noisy_sum_aggregation, plan_dpsgd,
+    pma_sensitivity, private_multi_hop_aggregation, row_normalize, sum_in_neighbours,
+)
+from skdpgraph.sampling import bound_out_degree
+
+
+def random_adjacency(rng, n, p, directed):
+    dense = rng.random((n, n)) < p
+    np.fill_diagonal(dense, False)
+    if not directed:
+        dense = dense | dense.T
+    return sp.csr_matrix(dense.astype(np.float32))
+
+
+def unit_rows(rng, n, d):
+    return row_normalize(torch.from_numpy(rng.normal(size=(n, d)).astype(np.float32)))
+
+
+def test_noise_has_the_requested_std():
+    rng = np.random.default_rng(0)
+    adjacency = random_adjacency(rng, 400, 0.05, directed=False)
+    x = unit_rows(rng, 400, 64)
+    noisy = noisy_sum_aggregation(adjacency, x, 2.5, torch.Generator().manual_seed(0))
+    noise = (noisy - sum_in_neighbours(adjacency, x)).double().numpy().ravel()  # 25,600 draws
+    assert abs(noise.mean()) < 5 * 2.5 / np.sqrt(noise.size)
+    assert noise.std() == pytest.approx(2.5, rel=0.02)
+    # Fails for a wrong scale: a variance off by 10% is far outside the sampling error.
+    assert abs(noise.std() - 2.5 * np.sqrt(1.1)) > 0.05
+
+
+def test_pma_rows_have_unit_norm_and_hops_chain():
+    rng = np.random.default_rng(1)
+    adjacency = random_adjacency(rng, 50, 0.1, directed=True)
+    x = torch.from_numpy(rng.normal(size=(50, 8)).astype(np.float32)) * 7
+    out = private_multi_hop_aggregation(adjacency, x, 3, 0.3, torch.Generator().manual_seed(4))
+    assert out.shape == (50, 3, 8)
+    torch.testing.assert_close(out.norm(dim=-1), torch.ones(50, 3))
+    # Hop 1 is rownorm(A rownorm(x) + noise) drawn from the same generator.
+    hop1 = row_normalize(noisy_sum_aggregation(adjacency, row_normalize(x), 0.3,
+                                               torch.Generator().manual_seed(4)))
+    torch.testing.assert_close(out[:, 0], hop1)
+
+
+def test_pma_without_noise_is_the_normalised_sum():
+    adjacency = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [0, 0, 0]], dtype=np.float32))
+    out = private_multi_hop_aggregation(adjacency, torch.eye(3) * 3, 1, 0.0, None)
+    expected = torch.tensor([[0, 1, 1], [1, 0, 0], [0, 0, 0]], dtype=torch.float32)
+    torch.testing.assert_close(out[:, 0], row_normalize(expected))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_removing_one_edge_moves_the_aggregation_by_at_most_the_sensitivity(directed):
+    rng = np.random.default_rng(2)
+    bound = pma_sensitivity("edge", directed=directed)
+    worst = 0.0
+    for trial in range(30):  # randomised property test on small graphs
+        adjacency = random_adjacency(rng, 12, 0.3, directed).tolil()
+        target, source = (np.array(a) for a in adjacency.nonzero())
+        pick = rng.integers(len(target))
+        neighbour = adjacency.copy()
+        neighbour[target[pick], source[pick]] = 0
+        if not directed:
+            neighbour[source[pick], target[pick]] = 0
+        x = unit_rows(rng, 12, 5)
+        change = (sum_in_neighbours(adjacency.tocsr(), x)
+                  - sum_in_neighbours(neighbour.tocsr(), x)).norm()
+        worst = max(worst, float(change))
+    assert worst <= bound + 1e-5
+    assert worst == pytest.approx(bound, abs=1e-5)  # attained: the bound is not loose
+
+
+@pytest.mark.parametrize("max_degree", [1, 3, 6])
+def test_removing_one_node_moves_other_rows_by_at_most_sqrt_d(max_degree):
+    rng = np.random.default_rng(3)
+    bound = pma_sensitivity("node", directed=False, max_degree=max_degree)
+    for trial in range(30):
+        adjacency = bound_out_degree(random_adjacency(rng, 15, 0.4, False), max_degree, rng)
+        v = rng.integers(15)
+        isolated = adjacency.tolil()
+        isolated[v, :] = 0
+        isolated[:, v] = 0
+        x = unit_rows(rng, 15, 4)
+        change = sum_in_neighbours(adjacency, x) - sum_in_neighbours(isolated.tocsr(), x)
+        others = np.arange(15) != v
+        assert float(change[others].norm()) <= bound + 1e-5
+    # Without the bound the same check fails: a hub of out-degree 14 moves 14 rows.
+    hub = sp.csr_matrix((np.ones(14), (np.arange(1, 15), np.zeros(14))), shape=(15, 15))
+    change = sum_in_neighbours(hub, unit_rows(rng, 15, 4))[1:].norm()
+    assert float(change) > pma_sensitivity("node", directed=False, max_degree=6)
+
+
+def test_pma_validates():
+    adjacency = sp.csr_matrix((3, 3), dtype=np.float32)
+    with pytest.raises(ValueError, match="hops must be >= 1"):
+        private_multi_hop_aggregation(adjacency, torch.ones(3, 2), 0, 1.0, None)
+    with pytest.raises(ValueError, match="a generator is required"):
+        private_multi_hop_aggregation(adjacency, torch.ones(3, 2), 1, 1.0, None)
+    with pytest.raises(ValueError, match="node level needs max_degree"):
+        pma_sensitivity("node", directed=False)
+
+
+def test_node_event_matches_a_by_hand_rdp_sum():
+    sigma, hops, n, delta = 1.7, 3, 2000, 1e-5
+    common = dict(epsilon=8.0, delta=delta, sampling="poisson", num_examples=n, batch_size=128,
+                  max_grad_norm=1.0, noise_multiplier=sigma)
+    encoder = plan_dpsgd(steps=80, **common)
+    classifier = plan_dpsgd(steps=150, **{**common, "batch_size": 64})
+    orders = np.arange(2, 64, dtype=float)
+    by_hand = (opacus_rdp(q=128 / n, noise_multiplier=sigma, steps=80, orders=orders)
+               + hops * orders / (2 * sigma**2)
+               + opacus_rdp(q=64 / n, noise_multiplier=sigma, steps=150, orders=orders))
+    event = gap_node_event(sigma, hops, encoder, classifier)
+    np.testing.assert_allclose(compute_rdp(event, orders=orders), by_hand, rtol=1e-6)
+    eps_by_hand, _ = get_privacy_spent(orders=orders, rdp=by_hand, delta=delta)
+    assert compute_epsilon(event, delta, orders=orders) == pytest.approx(eps_by_hand, rel=1e-6)
+    # Equal sampling rates: the two runs are merged into one of 230 steps, same curve.
+    merged = gap_node_event(sigma, hops, encoder, plan_dpsgd(steps=150, **common))
+    by_hand_equal = (opacus_rdp(q=128 / n, noise_multiplier=sigma, steps=230, orders=orders)
+                     + hops * orders / (2 * sigma**2))
+    np.testing.assert_allclose(compute_rdp(merged, orders=orders), by_hand_equal, rtol=1e-6)
+    with pytest.raises(ValueError, match="noise multiplier"):
+        gap_node_event(2 * sigma, hops, encoder, classifier)

@@ -1,0 +1,55 @@
+"""Exact accounting of composed Gaussian mechanisms, against the analytic formula."""
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from skdpgraph.privacy import (
+    PrivacyBudgetError, calibrate_gaussian_noise, gaussian_delta, gaussian_epsilon,
+)
+
+
+def analytic_delta(multiplier, epsilon):
+    """Balle & Wang 2018, Theorem 8, written independently with scipy."""
+    a = 1.0 / (2.0 * multiplier)
+    return norm.cdf(a - epsilon * multiplier) - np.exp(epsilon) * norm.cdf(-a - epsilon * multiplier)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 3.0, 10.0])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 4.0])
+@pytest.mark.parametrize("count", [1, 2, 5])
+def test_delta_matches_the_analytic_gaussian(sigma, epsilon, count):
+    expected = analytic_delta(sigma / np.sqrt(count), epsilon)
+    assert gaussian_delta(sigma, epsilon, count=count) == pytest.approx(expected, rel=1e-9,
+                                                                         abs=1e-15)
+
+
+@pytest.mark.parametrize("epsilon, delta, count", [(1.0, 1e-6, 2), (4.0, 1e-6, 2),
+                                                   (8.0, 1e-5, 3), (0.5, 1e-3, 1)])
+def test_calibration_is_tight_and_safe(epsilon, delta, count):
+    sigma = calibrate_gaussian_noise(epsilon, delta, count=count)
+    assert analytic_delta(sigma / np.sqrt(count), epsilon) <= delta * (1 + 1e-9)
+    assert analytic_delta(sigma * (1 - 1e-6) / np.sqrt(count), epsilon) > delta
+    spent = gaussian_epsilon(sigma, delta, count=count)
+    assert spent <= epsilon * (1 + 1e-8)
+    assert spent == pytest.approx(epsilon, rel=1e-6)
+
+
+def test_analytic_calibration_beats_the_classical_bound():
+    # Dwork-Roth: sigma = sqrt(2 ln(1.25/delta)) / epsilon suffices for epsilon < 1.
+    sigma = calibrate_gaussian_noise(0.5, 1e-5)
+    assert sigma < np.sqrt(2 * np.log(1.25 / 1e-5)) / 0.5
+
+
+def test_epsilon_inverts_delta():
+    eps = gaussian_epsilon(2.0, 1e-5, count=4)
+    assert analytic_delta(1.0, eps) <= 1e-5 < analytic_delta(1.0, eps * (1 - 1e-6))
+
+
+def test_impossible_budgets_raise():
+    with pytest.raises(PrivacyBudgetError, match="would exceed"):
+        calibrate_gaussian_noise(1e-7, 1e-10, count=2)
+    with pytest.raises(PrivacyBudgetError, match="need finite epsilon"):
+        calibrate_gaussian_noise(np.inf, 1e-5)
+    with pytest.raises(ValueError, match="delta must be in"):
+        gaussian_epsilon(1.0, 0.0)

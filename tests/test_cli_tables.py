@@ -1,0 +1,106 @@
+import re
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+
+from skdpgraph import Graph
+from skdpgraph._cli import main
+from skdpgraph.datasets import make_csbm
+
+
+@pytest.fixture
+def tables(tmp_path):
+    data = make_csbm(n_nodes=120, n_features=4, random_state=0)
+    nodes = pd.DataFrame(data.graph.features(), columns=["a", "b", "c", "d"])
+    nodes.insert(0, "id", [f"n{i}" for i in range(120)])
+    labels = data.y.astype(object)
+    labels[100:] = None  # the last 20 rows are unlabelled: the ones to predict
+    nodes["label"] = labels
+    edges = pd.DataFrame({"source": nodes["id"].to_numpy()[data.graph.edge_index[0]],
+                          "target": nodes["id"].to_numpy()[data.graph.edge_index[1]]})
+    paths = {"nodes": tmp_path / "nodes.csv", "edges": tmp_path / "edges.csv",
+             "model": tmp_path / "model.joblib", "dir": tmp_path}
+    nodes.to_csv(paths["nodes"], index=False)
+    edges.to_csv(paths["edges"], index=False)
+    return paths, nodes, edges
+
+
+def _fit_args(paths, *extra):
+    return ["fit", "--nodes", str(paths["nodes"]), "--edges", str(paths["edges"]),
+            "--estimator", "dpmlp", "--epsilon", "3", "--param", "epochs=2",
+            "--param", "hidden_dim=8", "--random-state", "0", "--model", str(paths["model"]),
+            *extra]
+
+
+def test_fit_predict_evaluate_round_trip(tables, capsys):
+    paths, nodes, _ = tables
+    first = paths["dir"] / "fit_predictions.csv"
+    assert main(_fit_args(paths, "--predictions", str(first))) == 0
+    out = capsys.readouterr().out
+    assert "trained DPMLPClassifier on 100 labelled of 120 nodes" in out
+    assert "DPMLPClassifier: (" in out and "unit: node" in out
+    model = joblib.load(paths["model"])["estimator"]
+    assert model.epsilon_spent_ <= 3.0 and model.get_params()["epochs"] == 2
+
+    second = paths["dir"] / "predictions.csv"
+    table_args = ["--nodes", str(paths["nodes"]), "--edges", str(paths["edges"]),
+                  "--model", str(paths["model"])]
+    assert main(["predict", *table_args, "--output", str(second)]) == 0
+    predicted = pd.read_csv(second)
+    assert predicted["id"].tolist() == nodes["id"].tolist()[100:]
+    pd.testing.assert_frame_equal(predicted, pd.read_csv(first))
+    assert np.allclose(predicted.filter(like="proba_").sum(axis=1), 1.0)
+
+    assert main(["evaluate", *table_args]) == 0
+    out = capsys.readouterr().out
+    accuracy = float(out.split("accuracy: ")[1].split()[0])
+    labelled = nodes.iloc[:100]
+    g = Graph.from_pandas(nodes, tables[2], feature_columns=["a", "b", "c", "d"])
+    expected = model.score(g.nodes(np.arange(100)), labelled["label"].astype(str))
+    assert accuracy == pytest.approx(expected, abs=1e-4)
+
+
+def _write(paths, nodes=None, edges=None):
+    if nodes is not None:
+        nodes.to_csv(paths["nodes"], index=False)
+    if edges is not None:
+        edges.to_csv(paths["edges"], index=False)
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda n, e: (n.drop(columns="id"), e), r"nodes.csv: node table has no id column 'id'"),
+    (lambda n, e: (n.astype({"b": object}).assign(b=lambda t: t["b"].where(t.index != 7, "x")), e),
+     r"nodes.csv: feature column 'b' is not numeric \(row 7 holds 'x'\)"),
+    (lambda n, e: (n.assign(c=lambda t: t["c"].where(t.index != 5)), e),
+     r"nodes.csv: feature column 'c' is empty in row 5"),
+    (lambda n, e: (n, e.assign(target=lambda t: t["target"].where(t.index != 3, "zz"))),
+     r"edges.csv: edge row 3 has target 'zz', which is not an id in the node table"),
+    (lambda n, e: (n, e.rename(columns={"source": "src"})),
+     r"edges.csv: edge table has no column 'source'"),
+    (lambda n, e: (n.assign(label=None), e), r"fit needs labelled rows in column 'label'"),
+    (lambda n, e: (pd.concat([n, n.iloc[:1]]), e), r"column 'id' has duplicate node ids"),
+])
+def test_table_errors_name_the_problem(tables, capsys, corrupt, message):
+    paths, nodes, edges = tables
+    _write(paths, *corrupt(nodes.copy(), edges.copy()))
+    assert main(_fit_args(paths)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("skdpgraph fit: error: ")
+    assert re.search(message, err), err
+
+
+def test_missing_feature_column_and_bad_options(tables, capsys):
+    paths, _, _ = tables
+    assert main(_fit_args(paths, "--feature-columns", "a,zz")) == 2
+    assert "node table has no feature column 'zz'" in capsys.readouterr().err
+    args = _fit_args(paths)
+    args[args.index("dpmlp")] = "nope"
+    assert main(args) == 2
+    assert "unknown --estimator 'nope'; choose from" in capsys.readouterr().err
+    assert main(_fit_args(paths, "--param", "no_such=1")) == 2
+    assert "Invalid parameter 'no_such'" in capsys.readouterr().err
+    assert main(["evaluate", "--nodes", str(paths["nodes"]), "--model",
+                 str(paths["dir"] / "missing.joblib")]) == 2
+    assert "missing.joblib: no such model file" in capsys.readouterr().err
