@@ -1,9 +1,9 @@
 """The one DP-SGD loop, shared by every estimator that trains with DP-SGD.
 
-Each step: draw a batch with the plan's sampler, compute per-example losses, get
-per-example gradients (Opacus ``GradSampleModule``), clip each to C on its global norm,
-sum, add Gaussian noise of std ``noise_multiplier * sensitivity * C``, divide by the
-(expected) batch size, take an optimiser step (Opacus ``DPOptimizer``). A non-private
+Each step: draw a batch with the plan's sampler, compute per-example losses, clip each
+example's gradient to C on its global norm and sum (Opacus' ghost clipping), add Gaussian
+noise of std ``noise_multiplier * sensitivity * C``, divide by the (expected) batch size,
+take an optimiser step (Opacus ``DPOptimizerFastGradientClipping``). A non-private
 plan runs the same loop with the same batches, without clipping or noise.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
 import torch
-from opacus import GradSampleModule
-from opacus.optimizers import DPOptimizer
+from opacus.grad_sample import GradSampleModuleFastGradientClipping
+from opacus.optimizers import DPOptimizerFastGradientClipping
 from tqdm.auto import tqdm
 
 from skdpgraph.privacy import DPSGDPlan
@@ -83,16 +83,25 @@ def _make_optimizer(name: str, params, lr: float, weight_decay: float) -> torch.
 
 
 class _Stepper:
-    """One optimisation step, private or not; hides the Opacus wrapping."""
+    """One optimisation step, private or not; hides the Opacus wrapping.
+
+    Private steps use Opacus' ghost clipping: a first backward pass computes every
+    example's gradient norm without materialising per-example gradients, a second one
+    computes the sum of the clipped gradients directly (each example's loss reweighted by
+    its clipping factor ``min(1, C / norm)``). This is the same clipped sum as explicit
+    per-example clipping, at the memory and time cost of two ordinary backward passes.
+    """
 
     def __init__(self, module: torch.nn.Module, plan: DPSGDPlan, optimizer: torch.optim.Optimizer,
                  noise_generator: torch.Generator | None) -> None:
         self.plan = plan
         if plan.private:
-            # Per-example losses are summed, so grad_sample holds true per-example gradients;
-            # DPOptimizer divides the noisy sum by the expected batch size.
-            self.model = GradSampleModule(module, loss_reduction="sum")
-            self.optimizer = DPOptimizer(
+            self.model = GradSampleModuleFastGradientClipping(
+                module, loss_reduction="sum", max_grad_norm=plan.max_grad_norm,
+                use_ghost_clipping=True,
+            )
+            # The noisy sum is divided by the (expected) batch size: loss_reduction="mean".
+            self.optimizer = DPOptimizerFastGradientClipping(
                 optimizer, noise_multiplier=plan.noise_multiplier * plan.sensitivity,
                 max_grad_norm=plan.max_grad_norm, expected_batch_size=plan.batch_size,
                 loss_reduction="mean", generator=noise_generator,
@@ -105,18 +114,23 @@ class _Stepper:
         if losses is None:  # empty Poisson batch: the noisy step still happens
             for p in self.model.parameters():
                 if p.requires_grad:
-                    p.grad_sample = torch.zeros((0, *p.shape), device=p.device, dtype=p.dtype)
+                    p.grad = torch.zeros_like(p)
         elif self.plan.private:
             with warnings.catch_warnings():
                 # Opacus' hooks fire on module outputs when inputs need no gradient: harmless.
                 warnings.filterwarnings("ignore", message="Full backward hook is firing")
-                losses.sum().backward()
+                losses.sum().backward(retain_graph=True)  # per-example norms only
+                self.optimizer.zero_grad(set_to_none=True)
+                clip_factors = self.model.get_clipping_coef().to(losses.device)
+                self.model.disable_hooks()
+                (clip_factors * losses).sum().backward()  # the sum of clipped gradients
+                self.model.enable_hooks()
         else:
             losses.mean().backward()
         self.optimizer.step()
 
     def unwrap(self) -> torch.nn.Module:
-        if isinstance(self.model, GradSampleModule):
+        if isinstance(self.model, GradSampleModuleFastGradientClipping):
             self.optimizer.zero_grad(set_to_none=True)
             self.model._close()
             return self.model._module

@@ -107,3 +107,42 @@ def test_wrong_example_count_is_refused():
     with pytest.raises(ValueError, match="plan is for 51 examples but the set has 50"):
         train_dpsgd(nn.Linear(3, 1), _data(), _loss, plan, lr=0.1,
                     generator=torch.Generator())
+
+
+def test_clipping_is_per_subgraph_for_dense_gnns():
+    """Ghost clipping on (batch, nodes, features) inputs clips each subgraph's gradient."""
+    from skdpgraph.nn import DenseSubgraphGNN
+
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(6, 4, 5, generator=g)
+    adj = (torch.rand(6, 4, 4, generator=g) < 0.5).float() * (1 - torch.eye(4))
+    mask, y = torch.ones(6, 4), torch.randint(0, 3, (6,), generator=g)
+    data = TensorExamples(x, adj, mask, y)
+
+    def loss_fn(module, batch):
+        xb, ab, mb, yb = batch
+        return nn.functional.cross_entropy(module(xb, ab, mb), yb, reduction="none"), None
+
+    module = DenseSubgraphGNN(5, 8, 3, conv="gcn", num_layers=2)
+    reference = DenseSubgraphGNN(5, 8, 3, conv="gcn", num_layers=2)
+    reference.load_state_dict(module.state_dict())
+    plan = DPSGDPlan("without_replacement", 6, 6, 1, noise_multiplier=1e-3, max_grad_norm=0.05,
+                     sensitivity=2.0)
+    train_dpsgd(module, data, loss_fn, plan, lr=1.0, optimizer="sgd",
+                generator=torch.Generator().manual_seed(1),
+                noise_generator=torch.Generator().manual_seed(2))
+    clipped = []
+    for i in range(6):
+        reference.zero_grad()
+        loss_fn(reference, data.batch(torch.tensor([i]), 0))[0].sum().backward()
+        flat = torch.cat([p.grad.flatten() for p in reference.parameters()])
+        assert flat.norm() > 0.05  # every example is actually clipped
+        clipped.append(flat * 0.05 / (flat.norm() + 1e-6))
+    noise_gen = torch.Generator().manual_seed(2)
+    noise = torch.cat([torch.normal(0, 1e-3 * 2.0 * 0.05, p.shape, generator=noise_gen).flatten()
+                       for p in reference.parameters()])
+    before = torch.cat([p.detach().flatten() for p in reference.parameters()])
+    after = torch.cat([p.detach().flatten() for p in module.parameters()])
+    torch.testing.assert_close(after, before - (torch.stack(clipped).sum(0) + noise) / 6,
+                               atol=1e-5, rtol=1e-4)
