@@ -141,7 +141,8 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
                 plan: DPSGDPlan, *, lr: float, generator: torch.Generator,
                 noise_generator: torch.Generator | None = None, optimizer: str = "adam",
                 weight_decay: float = 0.0, epsilon_at: Callable[[int], float] | None = None,
-                verbose: bool = False, description: str = "DP-SGD") -> TrainingResult:
+                verbose: bool = False, description: str = "DP-SGD",
+                on_epoch: Callable[[torch.nn.Module, dict], None] | None = None) -> TrainingResult:
     """Train ``module`` on ``examples`` as ``plan`` says.
 
     Parameters
@@ -166,6 +167,11 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
         ``epsilon_at(steps_done)`` for the history and progress bar.
     verbose : bool
         Show a tqdm progress bar over epochs with the running epsilon.
+    on_epoch : callable, optional
+        ``on_epoch(module, record)`` after every epoch, with the module (in train mode: put
+        it back if you switch it) and the epoch's record, which it may extend. Meant for
+        non-private plans (e.g. best-epoch selection on public labels); the accountant does
+        not see what the callback reads.
 
     Returns
     -------
@@ -207,6 +213,8 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
             "train_accuracy": correct_sum / count if has_correct and count else None,
             "epsilon": epsilon_at(step) if epsilon_at is not None else None,
         }
+        if on_epoch is not None:
+            on_epoch(module, record)
         history.append(record)
         progress.set_postfix(loss=f"{record['loss']:.3f}",
                              eps="inf" if record["epsilon"] is None else f"{record['epsilon']:.2f}")

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
+from sklearn.model_selection import train_test_split
 
 from skdpgraph._random import Seeds, make_seeds
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions, default_delta
@@ -64,6 +65,12 @@ class GAPClassifier(BaseDPClassifier):
     max_grad_norm : float, default=1.0
         Node level: per-example clipping norm of both DP-SGD runs.
     dropout : float, default=0.0
+    validation_fraction : float, default=None
+        Edge level only: hold out this fraction of the training nodes (stratified), train
+        on the rest, and keep the encoder and classifier weights of the epoch with the best
+        accuracy on the held-out nodes (the authors' model selection). Free at edge level:
+        features and labels are public and the selection post-processes the one PMA
+        release. Refused at node level, where it would use labels without accounting.
     random_state : int, RandomState or None, default=None
         Seeds noise, sampling and initialisation. Leave None in production.
     device : {"auto", "cpu", "cuda"}, default="auto"
@@ -83,7 +90,8 @@ class GAPClassifier(BaseDPClassifier):
     privacy_ : PrivacyReport
         Replaced by ``predict`` on another graph (a new entry in ``releases``).
     history_ : dict
-        ``"encoder"`` and ``"classifier"`` per-epoch records (not private).
+        ``"encoder"`` and ``"classifier"`` per-epoch records (not private); with
+        ``validation_fraction``, each record has ``validation_accuracy``.
     module_ : GAPClassificationModule
     encoder_ : GAPEncoder
     aggregations_ : Tensor of shape (num_nodes, hops, hidden_dim)
@@ -144,13 +152,14 @@ class GAPClassifier(BaseDPClassifier):
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "max_degree": [Interval(Integral, 1, None, closed="left")],
         "dropout": [Interval(Real, 0, 1, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, privacy_level="edge", hops=2, hidden_dim=16,
                  encoder_layers=2, combine="cat", activation="selu", epochs=None,
                  encoder_epochs=None, lr=0.01, batch_size=None, max_degree=100,
-                 max_grad_norm=1.0, dropout=0.0, random_state=None, device="auto",
-                 verbose=False):
+                 max_grad_norm=1.0, dropout=0.0, validation_fraction=None, random_state=None,
+                 device="auto", verbose=False):
         self.epsilon = epsilon
         self.delta = delta
         self.privacy_level = privacy_level
@@ -166,6 +175,7 @@ class GAPClassifier(BaseDPClassifier):
         self.max_degree = max_degree
         self.max_grad_norm = max_grad_norm
         self.dropout = dropout
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -173,6 +183,7 @@ class GAPClassifier(BaseDPClassifier):
     # ------------------------------------------------------------------ fit
     def _fit(self, nodes: Nodes, y: np.ndarray, seeds: Seeds) -> None:
         graph, node = nodes.graph, self.privacy_level == "node"
+        nodes, y, held_out, y_held_out = self._hold_out(nodes, y, seeds)
         delta = self.delta if self.delta is not None else default_delta(
             graph.num_nodes if node else graph.num_edges // (1 if graph.directed else 2))
         self.sensitivity_ = pma_sensitivity(self.privacy_level, directed=graph.directed,
@@ -184,7 +195,9 @@ class GAPClassifier(BaseDPClassifier):
                                    dropout=self.dropout).to(self.device_)
         labels = torch.from_numpy(y)
         encoder = self._train(self.encoder_, encoder_plan,
-                              (torch.from_numpy(np.asarray(nodes)), labels), seeds, 1, "GAP encoder")
+                              (torch.from_numpy(np.asarray(nodes)), labels), seeds, 1, "GAP encoder",
+                              None if held_out is None else
+                              (torch.from_numpy(np.asarray(held_out)), y_held_out))
         self._fit_uid = graph.uid
         self.aggregations_ = self._aggregate(graph, seeds)
         self._released = {graph.uid: self.aggregations_}
@@ -193,9 +206,22 @@ class GAPClassifier(BaseDPClassifier):
             self.hidden_dim, len(self.classes_), hops=self.hops, combine=self.combine,
             activation=self.activation, dropout=self.dropout).to(self.device_)
         classifier = self._train(self.module_, classifier_plan, (classifier_input, labels),
-                                 seeds, 3, "GAP classifier")
+                                 seeds, 3, "GAP classifier", None if held_out is None else
+                                 (self._hop_inputs(held_out), y_held_out))
         self.history_ = {"encoder": encoder, "classifier": classifier}
         self._set_privacy(gap_report(self, encoder_plan, classifier_plan, epsilon, graph))
+
+    def _hold_out(self, nodes: Nodes, y: np.ndarray, seeds: Seeds):
+        """``(fit nodes, fit labels, held-out nodes or None, held-out labels or None)``."""
+        if self.validation_fraction is None:
+            return nodes, y, None, None
+        if self.privacy_level == "node":
+            raise ValueError("GAPClassifier: validation_fraction selects epochs on labels, which "
+                             "node-level DP protects; it is only allowed at privacy_level='edge'.")
+        stratify = y if np.bincount(y).min() >= 2 else None
+        fit, held = train_test_split(np.arange(len(y)), test_size=self.validation_fraction,
+                                     stratify=stratify, random_state=seeds.seed)
+        return nodes[fit], y[fit], nodes[held], torch.from_numpy(y[held])
 
     def _level_defaults(self) -> tuple[int, int, int | None]:
         node = self.privacy_level == "node"
@@ -230,12 +256,28 @@ class GAPClassifier(BaseDPClassifier):
         sigma = calibrate_noise_multiplier(epsilon_for, self.epsilon, context=context)
         return (*plans(sigma), sigma, epsilon_for(sigma))
 
-    def _train(self, module, plan, tensors, seeds: Seeds, offset: int, description: str):
+    def _train(self, module, plan, tensors, seeds: Seeds, offset: int, description: str,
+               held_out=None):
+        best = {"accuracy": -1.0, "state": None}
+
+        def keep_best(module, record):  # edge level only: features and labels are public
+            module.eval()
+            with torch.no_grad():
+                inputs, labels = (t.to(self.device_) for t in held_out)
+                accuracy = float((module(inputs).argmax(-1) == labels).float().mean())
+            module.train()
+            record["validation_accuracy"] = accuracy
+            if accuracy > best["accuracy"]:
+                best.update(accuracy=accuracy, state={k: v.detach().clone()
+                                                      for k, v in module.state_dict().items()})
+
         result = train_dpsgd(
             module, TensorExamples(*tensors, device=self.device_), per_example_cross_entropy,
             plan, lr=self.lr, generator=seeds.torch,
             noise_generator=seeds.torch_on(self.device_, offset), verbose=self.verbose,
-            description=description)
+            description=description, on_epoch=None if held_out is None else keep_best)
+        if best["state"] is not None:
+            result.module.load_state_dict(best["state"])
         result.module.cpu()
         return result.history
 

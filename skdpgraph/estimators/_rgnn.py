@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import nn
 
@@ -114,8 +116,9 @@ class RGNNClassifier(BaseDPClassifier):
     ``predict`` reveals post-processing of LDP reports only: on the training graph it
     reuses the cached reconstructed features. On another graph, with ``randomize=True``
     it simulates that graph's clients randomising their features (a new
-    :math:`m\varepsilon_x`-LDP release of *those* nodes, deterministic per
-    ``random_state`` and ``graph.uid``) and reconstructs them; with ``randomize=False``
+    :math:`m\varepsilon_x`-LDP release of *those* nodes; deterministic per
+    ``random_state`` and graph content, so repeated queries on the same data reuse the
+    same reports) and reconstructs them; with ``randomize=False``
     its features must already be reports. ``history_`` is computed from reports only.
 
     With ``randomize=True`` and non-binary features, the bin ranges are read from the
@@ -223,7 +226,7 @@ class RGNNClassifier(BaseDPClassifier):
             self.n_sampled_features_ = min(self.n_sampled_features, self.domain_sizes_.size)
             rng = randomizer_rng(self._seed_, FEATURE_STREAM)
         else:
-            rng = randomizer_rng(self._seed_, _NEW_GRAPH_STREAM, int(graph.uid, 16))
+            rng = randomizer_rng(self._seed_, _NEW_GRAPH_STREAM, _content_key(graph))
         return grr_fs_randomize(self.encoder_.transform(graph.x), self.domain_sizes_,
                                 self.epsilon_per_feature, self.n_sampled_features_, rng)
 
@@ -266,6 +269,15 @@ class RGNNClassifier(BaseDPClassifier):
                          "feature schema (binary grouping, bin ranges) is public"),
             not_covered=(),
         )
+
+
+def _content_key(graph: Graph) -> int:
+    """A hash of the graph's features and edges: the same data gets the same reports."""
+    digest = hashlib.sha256(graph.edge_index.tobytes())
+    x = graph.x
+    for part in ((x.data, x.indices, x.indptr) if sp.issparse(x) else (x,)):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return int.from_bytes(digest.digest()[:16], "little")
 
 
 def _train(module: nn.Module, x, edge_index, train_index, targets, bag, proportions, *,

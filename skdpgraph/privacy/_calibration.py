@@ -30,16 +30,26 @@ def _safe_epsilon(epsilon_for: Callable[[float], float], sigma: float, context: 
     return epsilon
 
 
+def _log_interpolate(low: float, eps_low: float, high: float, eps_high: float,
+                     goal: float) -> float | None:
+    """Where the line through the two points in log-log space reaches ``goal``."""
+    if not (math.isfinite(eps_low) and eps_high > 0 and eps_low > eps_high):
+        return None
+    slope = (math.log(eps_high) - math.log(eps_low)) / (math.log(high) - math.log(low))
+    return math.exp(math.log(high) + (math.log(goal) - math.log(eps_high)) / slope)
+
+
 def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_epsilon: float,
                                *, context: str = "calibration", rtol: float = 0.01,
-                               max_iterations: int = 200) -> float:
+                               max_iterations: int = 100) -> float:
     """Smallest noise multiplier (up to ``rtol``) whose epsilon does not exceed the target.
 
-    Bisection in log-space on ``sigma``, assuming ``epsilon_for`` decreases in ``sigma``.
-    The returned value is always the *upper* end of the bracket, so
-    ``epsilon_for(sigma) <= target_epsilon`` holds for the value returned, and
-    ``epsilon_for(sigma) >= (1 - rtol) * target_epsilon`` unless the smallest multiplier
-    tried (0.01) already meets the target.
+    A bracketing search on ``sigma``, assuming ``epsilon_for`` decreases in ``sigma``:
+    secant steps in log-log space (epsilon is close to a power law in sigma), safeguarded
+    by bisection whenever a step does not shrink the bracket enough. The returned value is
+    always the *upper* end of the bracket, so ``epsilon_for(sigma) <= target_epsilon``
+    holds for the value returned, and ``epsilon_for(sigma) >= (1 - rtol) * target_epsilon``
+    unless the smallest multiplier tried (0.01) already meets the target.
 
     Parameters
     ----------
@@ -73,29 +83,46 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
     if not (target_epsilon > 0 and math.isfinite(target_epsilon)):
         raise PrivacyBudgetError(f"{context}: target epsilon must be finite and > 0; "
                                  f"got {target_epsilon}.")
-    high = _MIN_NOISE_MULTIPLIER
-    eps_high = _safe_epsilon(epsilon_for, high, context)
-    if eps_high <= target_epsilon:
-        return high
-    low = high
-    while eps_high > target_epsilon:
-        low, high = high, high * 4
-        if high > MAX_NOISE_MULTIPLIER:
+
+    def evaluate(sigma: float) -> float:
+        return _safe_epsilon(epsilon_for, sigma, context)
+
+    goal = (1 - rtol / 2) * target_epsilon
+    # Bracket the target: start at 1, then extrapolate in log-log space from the last two
+    # points (overshooting by 10%), at most 16x per step, within [0.01, 1e6].
+    previous, eps_previous = None, None
+    sigma = 1.0
+    while True:
+        eps = evaluate(sigma)
+        if previous is not None and (eps <= target_epsilon) != (eps_previous <= target_epsilon):
+            break
+        if eps <= target_epsilon and sigma <= _MIN_NOISE_MULTIPLIER:
+            return _MIN_NOISE_MULTIPLIER
+        direction = 1.0 if eps > target_epsilon else -1.0
+        guess = None
+        if previous is not None:
+            pair = sorted([(previous, eps_previous), (sigma, eps)])
+            guess = _log_interpolate(pair[0][0], pair[0][1], pair[1][0], pair[1][1], goal)
+        step = 2.0 if guess is None else min(max((guess / sigma) ** direction * 1.1, 1.5), 16.0)
+        previous, eps_previous = sigma, eps
+        sigma = max(sigma * step ** direction, _MIN_NOISE_MULTIPLIER)
+        if sigma > MAX_NOISE_MULTIPLIER:
             raise PrivacyBudgetError(
                 f"{context} cannot reach epsilon={target_epsilon:g}: the noise multiplier "
-                f"would exceed {MAX_NOISE_MULTIPLIER:g}. Increase epsilon or delta, or train "
-                "for fewer steps."
+                f"would exceed {MAX_NOISE_MULTIPLIER:g}. Increase epsilon or delta, or "
+                "train for fewer steps."
             )
-        eps_high = _safe_epsilon(epsilon_for, high, context)
+    (low, eps_low), (high, eps_high) = sorted([(previous, eps_previous), (sigma, eps)])
     for _ in range(max_iterations):
-        if eps_high >= (1 - rtol) * target_epsilon:
+        if eps_high >= (1 - rtol) * target_epsilon or high / low < 1 + 1e-9:
             break
-        middle = math.sqrt(low * high)
-        eps_middle = _safe_epsilon(epsilon_for, middle, context)
-        if eps_middle <= target_epsilon:
-            high, eps_high = middle, eps_middle
+        width = math.log(high / low)
+        guess = _log_interpolate(low, eps_low, high, eps_high, goal)
+        if guess is None or not low * math.exp(0.05 * width) < guess < high * math.exp(-0.05 * width):
+            guess = math.sqrt(low * high)
+        eps_guess = evaluate(guess)
+        if eps_guess <= target_epsilon:
+            high, eps_high = guess, eps_guess
         else:
-            low = middle
-        if high / low < 1 + 1e-9:
-            break
+            low, eps_low = guess, eps_guess
     return high
