@@ -134,10 +134,13 @@ class RGNNClassifier(BaseDPClassifier):
     >>> from skdpgraph import RGNNClassifier
     >>> from skdpgraph.datasets import make_csbm
     >>> data = make_csbm(n_nodes=300, random_state=0)
+    >>> nodes = data.graph.nodes()
     >>> clf = RGNNClassifier(epsilon_per_feature=1.0, epsilon_labels=2.0, epochs=20,
-    ...                      random_state=0).fit(data.nodes("train"), data.labels("train"))
-    >>> clf.epsilon_spent_
+    ...                      random_state=0).fit(nodes[:150], data.y[:150])
+    >>> clf.epsilon_spent_  # m * eps_x + eps_y = 10 * 1 + 2
     12.0
+    >>> clf.predict(nodes[150:]).shape
+    (150,)
     """
 
     _parameter_constraints = {

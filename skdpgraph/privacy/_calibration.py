@@ -36,7 +36,10 @@ def _log_interpolate(low: float, eps_low: float, high: float, eps_high: float,
     if not (math.isfinite(eps_low) and eps_high > 0 and eps_low > eps_high):
         return None
     slope = (math.log(eps_high) - math.log(eps_low)) / (math.log(high) - math.log(low))
-    return math.exp(math.log(high) + (math.log(goal) - math.log(eps_high)) / slope)
+    try:
+        return math.exp(math.log(high) + (math.log(goal) - math.log(eps_high)) / slope)
+    except OverflowError:  # a step far beyond any float: let bisection take over
+        return None
 
 
 def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_epsilon: float,

@@ -140,3 +140,18 @@ def test_grid_search_and_pickle(data):
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(clf.predict(nodes), restored.predict(nodes))
     assert restored.privacy_ == clf.privacy_
+
+
+def test_validation_fraction_keeps_the_best_epoch_at_edge_level_only(data):
+    from sklearn.model_selection import train_test_split
+
+    from skdpgraph._random import make_seeds
+
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(epsilon=4.0, validation_fraction=0.25, **{**FAST, "epochs": 15}).fit(X, y)
+    _, held = train_test_split(np.arange(200), test_size=0.25, stratify=y,
+                               random_state=make_seeds(0).seed)
+    scores = [r["validation_accuracy"] for r in clf.history_["classifier"]]
+    assert len(scores) == 15 and clf.score(X[held], y[held]) == pytest.approx(max(scores))
+    with pytest.raises(ValueError, match="only allowed at privacy_level='edge'"):
+        GAPClassifier(privacy_level="node", validation_fraction=0.1, **FAST).fit(X, y)
