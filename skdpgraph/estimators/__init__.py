@@ -1,16 +1,19 @@
 """The estimators: one module each, all following the contract of ``_base``."""
 
 from skdpgraph.estimators._dpmlp import DPMLPClassifier
-from skdpgraph.estimators._gap import GAPClassifier
-from skdpgraph.estimators._fdp import FDPClassifier
-from skdpgraph.estimators._rgnn import RGNNClassifier
 from skdpgraph.estimators._drw import DRWClassifier
+from skdpgraph.estimators._fdp import FDPClassifier
+from skdpgraph.estimators._gap import GAPClassifier
+from skdpgraph.estimators._rgnn import RGNNClassifier
 
-__all__ = ["DPMLPClassifier", "DEMO_ESTIMATORS"]
-__all__ += ["GAPClassifier"]
-__all__ += ["FDPClassifier"]
-__all__ += ["RGNNClassifier"]
-__all__ += ["DRWClassifier"]
+__all__ = [
+    "DEMO_ESTIMATORS",
+    "DPMLPClassifier",
+    "DRWClassifier",
+    "FDPClassifier",
+    "GAPClassifier",
+    "RGNNClassifier",
+]
 
 #: Estimators the ``skdpgraph demo`` command trains: name -> zero-argument factory.
 DEMO_ESTIMATORS = {
