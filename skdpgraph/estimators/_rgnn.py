@@ -8,16 +8,15 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 import torch
-from torch import nn
 
 from skdpgraph._random import Seeds
 from skdpgraph._validation import Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn import BACKBONES, GNN, llp_loss
+from skdpgraph.nn import BACKBONES, GNN, train_llp_gnn
 from skdpgraph.preprocessing import (CategoricalFeatureEncoder, bag_label_proportions,
-                                     mean_propagation_operator, reconstruct_features,
-                                     reconstruct_labels)
+                                     holdout_split, mean_propagation_operator,
+                                     reconstruct_features, reconstruct_labels)
 from skdpgraph.preprocessing._randomizers import (FEATURE_STREAM, LABEL_STREAM, check_codes,
                                                   randomizer_rng)
 from skdpgraph.privacy import (PrivacyReport, grr_fs_epsilon, grr_fs_paper_epsilon,
@@ -69,6 +68,13 @@ class RGNNClassifier(BaseDPClassifier):
     epochs : int, default=100
     lr : float, default=0.01
         Adam learning rate (full-batch training).
+    max_grad_norm : float or None, default=None
+        Clip the gradient norm of each step (training stability; privacy needs none).
+    validation_fraction : float, default=0.0
+        Hold out this fraction of the labelled nodes for model selection: their noisy
+        labels still feed the label reconstruction, but not the loss or the bags, and
+        the epoch with the best accuracy against their *reconstructed* labels is kept
+        (``best_epoch_``). Only LDP reports are used, so it costs no budget.
     randomize : bool, default=True
         True: ``fit`` simulates the clients, randomising the features of all nodes of
         the graph and the labels ``y``. False: the graph's features are already GRR-FS
@@ -99,7 +105,10 @@ class RGNNClassifier(BaseDPClassifier):
     reconstructed_x_ : ndarray of shape (num_nodes, n_reconstructed)
         Reconstructed features of the training graph (post-processing of reports).
     history_ : list of dict
-        Per-epoch loss and accuracy against the *reconstructed* labels.
+        Per-epoch loss and accuracy (``val_accuracy`` on the held-out nodes) against
+        the *reconstructed* labels.
+    best_epoch_ : int
+        The epoch whose parameters are kept (``epochs`` without validation).
     module_ : torch.nn.Module
     device_ : torch.device
 
@@ -158,6 +167,8 @@ class RGNNClassifier(BaseDPClassifier):
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
+        "max_grad_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "randomize": ["boolean"],
         "random_state": ["random_state"],
         "device": [StrOptions({"auto", "cpu", "cuda"}), torch.device],
@@ -167,8 +178,8 @@ class RGNNClassifier(BaseDPClassifier):
     def __init__(self, *, epsilon_per_feature=1.0, epsilon_labels=3.0, n_sampled_features=10,
                  feature_group_size=None, feature_hops=16, label_hops=16, n_clusters=16,
                  llp_weight=0.1, backbone="sage", hidden_dim=16, layers=2, dropout=0.5,
-                 epochs=100, lr=0.01, randomize=True, random_state=None, device="auto",
-                 verbose=False):
+                 epochs=100, lr=0.01, max_grad_norm=None, validation_fraction=0.0,
+                 randomize=True, random_state=None, device="auto", verbose=False):
         self.epsilon_per_feature = epsilon_per_feature
         self.epsilon_labels = epsilon_labels
         self.n_sampled_features = n_sampled_features
@@ -183,6 +194,8 @@ class RGNNClassifier(BaseDPClassifier):
         self.dropout = dropout
         self.epochs = epochs
         self.lr = lr
+        self.max_grad_norm = max_grad_norm
+        self.validation_fraction = validation_fraction
         self.randomize = randomize
         self.random_state = random_state
         self.device = device
@@ -199,14 +212,21 @@ class RGNNClassifier(BaseDPClassifier):
         self._train_graph_uid_ = graph.uid
         targets = (y if np.isinf(self.epsilon_labels) else reconstruct_labels(
             operator, nodes.index, y, c, self.epsilon_labels, self.label_hops).argmax(axis=1))
+        train, val = holdout_split(len(y), self.validation_fraction, seeds.numpy)
         parts = metis_partition(graph.indptr, graph.indices, self.n_clusters, seed=seeds.seed)
-        bag, proportions = bag_label_proportions(parts[nodes.index], y, c, self.epsilon_labels)
+        bag, proportions = bag_label_proportions(parts[nodes.index[train]], y[train], c,
+                                                 self.epsilon_labels)
         module = GNN(self.reconstructed_x_.shape[1], self.hidden_dim, c, num_layers=self.layers,
                      backbone=self.backbone, dropout=self.dropout).to(self.device_)
-        tensors = [torch.tensor(np.asarray(a), device=self.device_) for a in (
-            self.reconstructed_x_, graph.edge_index, nodes.index, targets, bag, proportions)]
-        self.history_ = _train(module, *tensors, llp_weight=self.llp_weight,
-                               epochs=self.epochs, lr=self.lr, verbose=self.verbose)
+        x, edges, train_nodes, train_y, bag, proportions, val_nodes, val_y = (
+            torch.tensor(np.asarray(a), device=self.device_) for a in (
+                self.reconstructed_x_, graph.edge_index, nodes.index[train], targets[train], bag,
+                proportions, nodes.index[val], targets[val]))
+        self.history_, self.best_epoch_ = train_llp_gnn(
+            module, x, edges, train_nodes, train_y, bag, proportions, llp_weight=self.llp_weight,
+            epochs=self.epochs, lr=self.lr, max_grad_norm=self.max_grad_norm,
+            val_index=val_nodes if val.size else None, val_targets=val_y,
+            verbose=self.verbose, desc=type(self).__name__)
         self.module_ = module.cpu().eval()
         self._set_privacy(self._report())
 
@@ -282,24 +302,3 @@ def _content_key(graph: Graph) -> int:
         digest.update(np.ascontiguousarray(part).tobytes())
     return int.from_bytes(digest.digest()[:16], "little")
 
-
-def _train(module: nn.Module, x, edge_index, train_index, targets, bag, proportions, *,
-           llp_weight: float, epochs: int, lr: float, verbose: bool) -> list[dict]:
-    """Full-batch Adam on CE(reconstructed labels) + llp_weight * LLP (no DP-SGD needed)."""
-    from tqdm.auto import tqdm
-
-    optimizer = torch.optim.Adam(module.parameters(), lr=lr)
-    history = []
-    for epoch in tqdm(range(epochs), desc="RGNNClassifier", disable=not verbose):
-        module.train()
-        optimizer.zero_grad()
-        logits = module(x, edge_index)[train_index]
-        loss = nn.functional.cross_entropy(logits, targets)
-        if llp_weight > 0:
-            loss = loss + llp_weight * llp_loss(logits.softmax(-1), bag, proportions)
-        loss.backward()
-        optimizer.step()
-        accuracy = (logits.argmax(-1) == targets).float().mean()
-        history.append({"epoch": epoch + 1, "loss": float(loss.detach()),
-                        "accuracy": float(accuracy)})
-    return history

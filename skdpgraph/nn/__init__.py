@@ -4,7 +4,7 @@ from skdpgraph.nn._dense import DenseSubgraphConv, DenseSubgraphGNN, normalize_d
 from skdpgraph.nn._gap import GAPClassificationModule, GAPEncoder
 from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.nn._gnn import BACKBONES, GNN
-from skdpgraph.nn._llp import llp_loss
+from skdpgraph.nn._llp import llp_loss, train_llp_gnn
 
 __all__ = [
     "DenseSubgraphConv",
@@ -13,5 +13,5 @@ __all__ = [
     "make_activation",
     "normalize_dense_adjacency",
 ]
-__all__ += ["BACKBONES", "GNN", "llp_loss"]
+__all__ += ["BACKBONES", "GNN", "llp_loss", "train_llp_gnn"]
 __all__ += ["GAPClassificationModule", "GAPEncoder"]

@@ -1,10 +1,13 @@
-"""Learning from label proportions: the bag-level loss of RGNN."""
+"""Learning from label proportions: the bag-level loss of RGNN and its full-batch loop."""
 
 from __future__ import annotations
 
-import torch
+import copy
 
-__all__ = ["llp_loss"]
+import torch
+from torch import nn
+
+__all__ = ["llp_loss", "train_llp_gnn"]
 
 
 def llp_loss(probs: torch.Tensor, bag: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -50,3 +53,66 @@ def llp_loss(probs: torch.Tensor, bag: torch.Tensor, target: torch.Tensor) -> to
     target = target[nonempty].to(probs.dtype)
     kl = torch.xlogy(target, target) - target * torch.log(predicted.clamp_min(1e-12))
     return kl.sum(dim=1).mean()
+
+
+def train_llp_gnn(module: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,
+                  train_index: torch.Tensor, targets: torch.Tensor, bag: torch.Tensor,
+                  proportions: torch.Tensor, *, llp_weight: float, epochs: int, lr: float,
+                  max_grad_norm: float | None = None, val_index: torch.Tensor | None = None,
+                  val_targets: torch.Tensor | None = None, verbose: bool = False,
+                  desc: str = "train") -> tuple[list[dict], int]:
+    r"""Full-batch Adam on :math:`\mathrm{CE} + \alpha\,\mathcal{L}_{llp}` (no DP-SGD).
+
+    With ``val_index``, the model is evaluated after every epoch on those nodes against
+    ``val_targets`` and the parameters of the first epoch with the best accuracy are
+    loaded back into ``module`` at the end (early-stopping model selection).
+
+    Parameters
+    ----------
+    module : nn.Module
+        Called as ``module(x, edge_index)``; returns logits of every node.
+    train_index, targets : Tensor of int64
+        Nodes with a supervised loss and their target classes.
+    bag, proportions
+        See :func:`llp_loss` (``bag`` is per training node); unused if ``llp_weight`` is 0.
+    max_grad_norm : float or None, default=None
+        Clip the global gradient norm to this value (stability only, not privacy).
+    val_index, val_targets : Tensor of int64 or None
+        Model-selection nodes and their targets.
+
+    Returns
+    -------
+    history : list of dict
+        Per epoch: loss, training accuracy and, with ``val_index``, ``val_accuracy``.
+    best_epoch : int
+        The epoch (1-based) whose parameters ``module`` holds on return.
+    """
+    from tqdm.auto import tqdm
+
+    optimizer = torch.optim.Adam(module.parameters(), lr=lr)
+    history, best, best_epoch, best_state = [], -1.0, epochs, None
+    for epoch in tqdm(range(1, epochs + 1), desc=desc, disable=not verbose):
+        module.train()
+        optimizer.zero_grad()
+        logits = module(x, edge_index)[train_index]
+        loss = nn.functional.cross_entropy(logits, targets)
+        if llp_weight > 0:
+            loss = loss + llp_weight * llp_loss(logits.softmax(-1), bag, proportions)
+        loss.backward()
+        if max_grad_norm is not None:
+            nn.utils.clip_grad_norm_(module.parameters(), max_grad_norm)
+        optimizer.step()
+        record = {"epoch": epoch, "loss": float(loss.detach()),
+                  "accuracy": float((logits.argmax(-1) == targets).float().mean())}
+        if val_index is not None:
+            module.eval()
+            with torch.no_grad():
+                predicted = module(x, edge_index)[val_index].argmax(-1)
+            record["val_accuracy"] = float((predicted == val_targets).float().mean())
+            if record["val_accuracy"] > best:
+                best, best_epoch = record["val_accuracy"], epoch
+                best_state = copy.deepcopy(module.state_dict())
+        history.append(record)
+    if best_state is not None:
+        module.load_state_dict(best_state)
+    return history, best_epoch

@@ -15,6 +15,7 @@ from skdpgraph.preprocessing._randomizers import GRRFeatureRandomizer, GRRLabelR
 from skdpgraph.preprocessing._reconstruction import (
     bag_label_proportions,
     feature_frequency_estimates,
+    holdout_split,
     mean_propagation_operator,
     one_hot_blocks,
     propagate,
@@ -31,6 +32,7 @@ __all__ = [
     "bag_label_proportions",
     "feature_frequency_estimates",
     "declared_budget",
+    "holdout_split",
     "mean_propagation_operator",
     "one_hot_blocks",
     "propagate",

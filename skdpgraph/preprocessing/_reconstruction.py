@@ -30,6 +30,7 @@ __all__ = [
     "reconstruct_features",
     "reconstruct_labels",
     "bag_label_proportions",
+    "holdout_split",
 ]
 
 
@@ -170,3 +171,25 @@ def bag_label_proportions(bags: np.ndarray, noisy_labels: np.ndarray, n_classes:
     np.add.at(counts, (bag_of_node, noisy_labels), 1.0)
     observed = counts / counts.sum(axis=1, keepdims=True)
     return bag_of_node.astype(np.int64), _debias(observed, epsilon, n_classes)
+
+
+def holdout_split(n: int, fraction: float,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random positions ``(kept, held_out)`` of ``n`` items, ``round(fraction * n)`` held out.
+
+    ``fraction=0`` holds out nothing (and draws nothing from ``rng``); otherwise at least
+    one item is held out and at least one kept.
+
+    Raises
+    ------
+    ValueError
+        If ``fraction > 0`` and ``n < 2``.
+    """
+    if fraction <= 0:
+        return np.arange(n), np.arange(0)
+    if n < 2:
+        raise ValueError(f"validation_fraction={fraction:g} needs at least 2 labelled nodes; "
+                         f"got {n}.")
+    n_out = min(max(int(round(fraction * n)), 1), n - 1)
+    order = rng.permutation(n)
+    return np.sort(order[n_out:]), np.sort(order[:n_out])

@@ -121,3 +121,14 @@ def test_non_private_labels(binary_data):
     clf = RGNNClassifier(epsilon_labels=np.inf, random_state=0, **FAST).fit(
         graph.nodes(train), y[train])
     assert clf.epsilon_spent_ == np.inf and not clf.privacy_.private
+
+
+def test_validation_fraction_selects_an_epoch_on_held_out_reconstructed_labels(binary_data):
+    graph, y, train = binary_data
+    kw = dict(epsilon_labels=1.0, random_state=0, **{**FAST, "epochs": 25})
+    plain = RGNNClassifier(**kw).fit(graph.nodes(train), y[train])
+    assert plain.best_epoch_ == 25 and "val_accuracy" not in plain.history_[-1]
+    clf = RGNNClassifier(validation_fraction=0.3, **kw).fit(graph.nodes(train), y[train])
+    scores = [h["val_accuracy"] for h in clf.history_]
+    assert clf.best_epoch_ == int(np.argmax(scores)) + 1
+    assert not np.allclose(clf.predict_proba(graph.nodes()), plain.predict_proba(graph.nodes()))

@@ -1,9 +1,10 @@
 """Tests for the PyG backbones and the label-proportion loss."""
 
+import numpy as np
 import pytest
 import torch
 
-from skdpgraph.nn import GNN, llp_loss
+from skdpgraph.nn import GNN, llp_loss, train_llp_gnn
 
 
 @pytest.mark.parametrize("backbone", ["sage", "gcn", "gat"])
@@ -44,3 +45,44 @@ def test_llp_loss_has_gradients():
     loss = llp_loss(logits.softmax(-1), torch.tensor([0, 0, 1, 1, 2, 2]), torch.eye(3))
     loss.backward()
     assert logits.grad is not None and torch.isfinite(logits.grad).all()
+
+
+def _toy_problem():
+    torch.manual_seed(0)
+    x = torch.randn(40, 4)
+    y = (x[:, 0] > 0).long()
+    edge_index = torch.tensor([list(range(39)), list(range(1, 40))])
+    bag = torch.zeros(30, dtype=torch.long)
+    return x, edge_index, y, bag, torch.tensor([[0.5, 0.5]])
+
+
+def test_train_llp_gnn_keeps_the_best_validation_epoch():
+    x, edge_index, y, bag, prop = _toy_problem()
+    val = torch.arange(30, 40)
+    noisy_val = torch.randint(0, 2, (10,), generator=torch.Generator().manual_seed(1))
+    module = GNN(4, 8, 2, backbone="sage", dropout=0.5)
+    history, best = train_llp_gnn(module, x, edge_index, torch.arange(30), y[:30], bag, prop,
+                                  llp_weight=0.1, epochs=30, lr=0.05, val_index=val,
+                                  val_targets=noisy_val)
+    scores = [h["val_accuracy"] for h in history]
+    assert best == int(np.argmax(scores)) + 1  # first epoch with the best score
+    module.eval()
+    with torch.no_grad():
+        restored = (module(x, edge_index)[val].argmax(-1) == noisy_val).float().mean()
+    assert float(restored) == pytest.approx(max(scores))
+
+
+def test_train_llp_gnn_without_validation_and_with_clipping():
+    x, edge_index, y, bag, prop = _toy_problem()
+    moved = {}
+    for clip in (None, 1e-12):  # Adam's eps swamps a gradient clipped to 1e-12
+        torch.manual_seed(0)
+        module = GNN(4, 8, 2)
+        before = [p.detach().clone() for p in module.parameters()]
+        history, best = train_llp_gnn(module, x, edge_index, torch.arange(30), y[:30], bag,
+                                      prop, llp_weight=0.0, epochs=5, lr=0.1,
+                                      max_grad_norm=clip)
+        assert best == 5 and "val_accuracy" not in history[-1]
+        moved[clip] = max(float((p.detach() - b).abs().max())
+                          for p, b in zip(module.parameters(), before))
+    assert moved[None] > 0.1 and moved[1e-12] < 1e-3

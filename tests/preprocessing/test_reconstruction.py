@@ -3,11 +3,12 @@
 import time
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from skdpgraph import Graph
 from skdpgraph.preprocessing import (bag_label_proportions, feature_frequency_estimates,
-                                     mean_propagation_operator, one_hot_blocks, propagate,
+                                     holdout_split, mean_propagation_operator, one_hot_blocks, propagate,
                                      reconstruct_features, reconstruct_labels)
 from skdpgraph.privacy import grr_fs_randomize, grr_randomize
 
@@ -119,3 +120,18 @@ def test_reconstruction_scales_to_facebook_size():
     reconstruct_labels(op, np.arange(0, n, 2), rng.integers(0, 4, n // 2), 4, 1.0, hops)
     assert x.shape == (n, d)
     assert time.perf_counter() - start < 20.0  # ~1 s vectorised; a per-node loop takes minutes
+
+
+def test_holdout_split():
+    kept, held = holdout_split(10, 1 / 3, np.random.default_rng(0))
+    assert held.size == 3 and kept.size == 7
+    np.testing.assert_array_equal(np.sort(np.concatenate([kept, held])), np.arange(10))
+    other = holdout_split(10, 1 / 3, np.random.default_rng(1))[1]
+    assert not np.array_equal(held, other)
+    rng = np.random.default_rng(0)
+    kept, held = holdout_split(5, 0.0, rng)
+    assert held.size == 0 and kept.tolist() == list(range(5))
+    assert rng.integers(1 << 30) == np.random.default_rng(0).integers(1 << 30)  # no draw
+    assert holdout_split(3, 0.01, rng)[1].size == 1 and holdout_split(3, 0.99, rng)[0].size == 1
+    with pytest.raises(ValueError, match="at least 2 labelled nodes"):
+        holdout_split(1, 0.5, rng)
