@@ -27,6 +27,7 @@ __all__ = [
     "check_fit_data",
     "check_predict_nodes",
     "check_nodes",
+    "check_distinct_nodes",
     "default_delta",
 ]
 
@@ -35,6 +36,7 @@ fit_context = _fit_context
 #: Constraints every private estimator shares.
 DP_CONSTRAINTS: dict[str, list] = {
     "epsilon": [Interval(Real, 0, np.inf, closed="right")],
+    "classes": ["array-like", None],
     "delta": [Interval(Real, 0, 1, closed="neither"), None],
     "random_state": ["random_state"],
     "device": [StrOptions({"auto", "cpu", "cuda"}), torch.device],
@@ -52,7 +54,17 @@ DPSGD_CONSTRAINTS: dict[str, list] = {
 
 
 def default_delta(num_units: int) -> float:
-    """The default delta, ``1 / (10 * num_units)``: below 1/n of the protected units."""
+    """The one default-delta rule: ``1 / (10 * N)`` for N protected units (below 1/N).
+
+    Each estimator counts its protected units: the training nodes when only they are
+    used (DP-MLP), every node of the graph when every node is protected (node-level GAP,
+    FDP, DRW), the edges at edge level.
+
+    Examples
+    --------
+    >>> default_delta(1000)
+    0.0001
+    """
     return 1.0 / (10.0 * max(int(num_units), 1))
 
 
@@ -108,7 +120,7 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError(f"{name}.fit: y contains NaN or infinite labels.")
     check_classification_targets(y)
-    classes, encoded = np.unique(y, return_inverse=True)
+    classes, encoded = _encode_labels(getattr(estimator, "classes", None), y, name)
     if len(classes) < 2:
         raise ValueError(
             f"{name} needs samples of at least 2 classes in the data, but the data contains "
@@ -116,6 +128,37 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
         )
     estimator.classes_ = classes
     return nodes, encoded.astype(np.int64)
+
+
+def _encode_labels(public: Any, y: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, y encoded)``: from the public ``classes`` when given, else from ``y``."""
+    if public is None:
+        return np.unique(y, return_inverse=True)
+    classes = np.asarray(public)
+    if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
+        raise ValueError(f"{name}: classes must be a 1-D list of distinct labels; got {public!r}.")
+    classes = np.sort(classes)
+    try:
+        outside = np.setdiff1d(np.unique(y), classes)
+    except TypeError as exc:
+        raise ValueError(f"{name}.fit: y and classes={public!r} have incomparable types.") from exc
+    if len(outside):
+        raise ValueError(f"{name}.fit: y has labels outside classes={classes.tolist()[:10]}: "
+                         f"{outside.tolist()[:10]}.")
+    return classes, np.searchsorted(classes, y)
+
+
+def check_distinct_nodes(nodes: Nodes, name: str) -> None:
+    """Refuse a node listed more than once: where the unit is a node, a node counted twice
+    is two people's worth of influence (e.g. after ``sklearn.utils.resample``)."""
+    index = np.asarray(nodes.index)
+    unique, counts = np.unique(index, return_counts=True)
+    if len(unique) != len(index):
+        repeated = unique[counts > 1]
+        raise ValueError(
+            f"{name}.fit: X lists {len(repeated)} node(s) more than once (e.g. node "
+            f"{int(repeated[0])}, {int(counts.max())} times). The privacy unit is one node, so "
+            "each training node must appear once; resampling with replacement is not allowed.")
 
 
 def check_predict_nodes(estimator: Any, X: Any) -> Nodes:

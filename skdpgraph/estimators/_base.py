@@ -1,42 +1,90 @@
-"""What every skdpgraph classifier shares: the fit/predict plumbing of the contract."""
+"""What every skdpgraph classifier shares: the fit/predict plumbing and the privacy spine.
+
+``fit`` always runs the same sequence, so that no estimator can reorder it:
+
+1. validate the data (``classes_``, ``n_features_in_``; duplicate nodes refused where the
+   unit is a node; labels outside a public ``classes`` refused);
+2. resolve the default delta from the class's count of protected units;
+3. build the privacy plan from public quantities only and check it against the budget
+   (:func:`~skdpgraph.privacy.check_plan`) *before* any private data is read;
+4. train with independent random streams (:class:`~skdpgraph._random.RandomStreams`);
+5. build ``privacy_`` from the plan plus what the class declares (unit, relation,
+   inference, assumptions, what is not covered).
+
+Any exception leaves the estimator unfitted, whatever was fitted before. Noisy outputs
+after ``fit`` go through :meth:`BaseDPClassifier._release`, which returns an
+already-paid cached release of the same graph content or makes a new release with fresh
+noise and records it in ``privacy_.releases``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from skdpgraph._random import Seeds, make_seeds, torch_seeded
-from skdpgraph._validation import check_fit_data, check_predict_nodes, fit_context
-from skdpgraph.graph import Nodes
-from skdpgraph.privacy import PrivacyReport
+from skdpgraph._random import RandomStreams, release_streams
+from skdpgraph._validation import (
+    check_distinct_nodes, check_fit_data, check_predict_nodes, default_delta, fit_context,
+)
+from skdpgraph.graph import Graph, Nodes
+from skdpgraph.privacy import PrivacyPlan, PrivacyReport, check_plan, report_from_plan
 
-__all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED"]
+__all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "VERBOSE_NOT_COVERED"]
 
 #: Stated in every report of an estimator that records a training history.
 HISTORY_NOT_COVERED = (
     "history_ (per-epoch loss and accuracy on the private training nodes): a diagnostic, "
     "not covered by the guarantee; do not publish it"
 )
+#: Stated when ``verbose`` is on.
+VERBOSE_NOT_COVERED = (
+    "verbose=True progress output (training loss on the private training nodes): not "
+    "covered; do not publish it"
+)
+_HYPERPARAMETERS_PUBLIC = "hyperparameters (architecture, epochs, lr, batch size...) are public"
+
+#: Noisy releases on graphs other than the fitted one kept in the cache, per kind.
+_OTHER_RELEASES_KEPT = 1
 
 
 def resolve_device(device: Any) -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU."""
+    """``"auto"`` -> CUDA when available, else CPU; ``"cuda"`` without CUDA is refused."""
     if isinstance(device, str) and device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    resolved = torch.device(device)
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} but CUDA is not available on this machine; use "
+                         "device='cpu' or device='auto'.")
+    return resolved
 
 
 class BaseDPClassifier(ClassifierMixin, BaseEstimator):
-    """Base class: validation, seeding, device, probabilities, the privacy record.
+    """Base class: the fit sequence, probabilities, the privacy record and its releases.
 
-    Subclasses implement ``_fit(nodes, y, seeds)`` (``y`` encoded as 0..n_classes-1),
-    which must call :meth:`_set_privacy`, and ``_predict_logits(nodes)``.
+    Subclasses implement
+
+    - ``_plan(nodes, y) -> PrivacyPlan``: from public quantities only (sizes, parameters);
+    - ``_train(nodes, y, plan, streams)``: sets the fitted model; draws every random
+      number from ``streams``;
+    - ``_predict_logits(nodes) -> Tensor``;
+    - ``_unit_and_relation(graph) -> (unit, relation)`` and ``_inference(plan) -> str``;
+
+    and may override ``_protected_units(nodes)`` (for the default delta),
+    ``_assumptions(plan, nodes)``, ``_not_covered(plan)``, ``_budget()``,
+    ``_check_data(nodes, y)``.
     """
 
+    #: Whether the privacy unit is a node: then one node may appear only once in ``fit``.
+    _node_unit: bool = True
+    #: Whether the plan's sampling rate, steps or noise depend on the number of training
+    #: nodes (then that number is stated as public).
+    _training_size_public: bool = True
+
+    # ------------------------------------------------------------------ fit
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> BaseDPClassifier:
         """Fit on the labelled nodes ``X`` (a :class:`Nodes` or a 2-D array) and labels ``y``.
@@ -44,32 +92,172 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        PrivacyBudgetError
+            If the budget cannot be met; raised before any private data is read. On any
+            error the estimator is left unfitted.
         """
-        nodes, encoded = check_fit_data(self, X, y)
-        seeds = make_seeds(self.random_state)
-        self.device_ = resolve_device(self.device)
-        with torch_seeded(seeds.seed):
-            self._fit(nodes, encoded, seeds)
+        self._reset_fitted()
+        try:
+            nodes, encoded = check_fit_data(self, X, y)
+            if self._node_unit:
+                check_distinct_nodes(nodes, type(self).__name__)
+            self._check_data(nodes, encoded)
+            self.device_ = resolve_device(self.device)
+            self.delta_ = self._resolve_delta(nodes)
+            plan = self._plan(nodes, encoded)
+            epsilon = check_plan(plan, self._budget(), self.delta_,
+                                 context=type(self).__name__)
+            streams = RandomStreams(self.random_state)
+            with streams.initialisation():
+                self._train(nodes, encoded, plan, streams)
+            self._set_report(plan, epsilon, nodes)
+        except BaseException:
+            self._reset_fitted()
+            raise
         return self
 
-    def _fit(self, nodes: Nodes, y: np.ndarray, seeds: Seeds) -> None:
+    def _reset_fitted(self) -> None:
+        """Remove every fitted attribute and cache: only the constructor's parameters stay."""
+        keep = set(self._get_param_names())
+        for name in list(vars(self)):
+            if name not in keep:
+                delattr(self, name)
+
+    def _budget(self) -> float:
+        return float(self.epsilon)
+
+    def _resolve_delta(self, nodes: Nodes) -> float:
+        """``delta``, or the default rule below 1/N of the protected units (0 when none)."""
+        if self.delta is not None:
+            return float(self.delta)
+        units = self._protected_units(nodes)
+        return 0.0 if units == 0 else default_delta(units)
+
+    def _protected_units(self, nodes: Nodes) -> int:
+        """How many units the guarantee protects (the default delta is below 1/this)."""
+        return len(nodes)
+
+    def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
+        """Estimator-specific checks of the training data."""
+
+    def _plan(self, nodes: Nodes, y: np.ndarray) -> PrivacyPlan:
+        raise NotImplementedError
+
+    def _train(self, nodes: Nodes, y: np.ndarray, plan: PrivacyPlan,
+               streams: RandomStreams) -> None:
         raise NotImplementedError
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         raise NotImplementedError
 
-    def _set_privacy(self, report: PrivacyReport) -> None:
-        self.privacy_ = report
-        self.epsilon_spent_ = float(report.epsilon)
-        self.delta_ = float(report.delta)
+    # ------------------------------------------------------------------ report
+    def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:
+        raise NotImplementedError
 
+    def _inference(self, plan: PrivacyPlan) -> str:
+        raise NotImplementedError
+
+    def _assumptions(self, plan: PrivacyPlan, nodes: Nodes) -> tuple[str, ...]:
+        return ()
+
+    def _not_covered(self, plan: PrivacyPlan) -> tuple[str, ...]:
+        return ()
+
+    def _set_report(self, plan: PrivacyPlan, epsilon: float, nodes: Nodes) -> None:
+        unit, relation = self._unit_and_relation(nodes.graph)
+        assumptions = self._assumptions(plan, nodes) + self._common_assumptions(plan, nodes)
+        not_covered = self._not_covered(plan)
+        if hasattr(self, "history_"):
+            not_covered = (HISTORY_NOT_COVERED,) + not_covered
+        if self.verbose:
+            not_covered += (VERBOSE_NOT_COVERED,)
+        self.privacy_ = report_from_plan(
+            plan, estimator=type(self).__name__, unit=unit, relation=relation,
+            delta=self.delta_, epsilon=epsilon, inference=self._inference(plan),
+            assumptions=assumptions, not_covered=not_covered)
+        self.epsilon_spent_ = float(self.privacy_.epsilon)
+        self.delta_ = float(self.privacy_.delta)
+
+    def _common_assumptions(self, plan: PrivacyPlan, nodes: Nodes) -> tuple[str, ...]:
+        if not plan.private:
+            return ()
+        classes = self.classes_.tolist()
+        shown = classes if len(classes) <= 10 else classes[:10] + ["..."]
+        if getattr(self, "classes", None) is None:
+            label_set = (f"the label set {shown} is read from the training labels and treated "
+                         "as public (pass classes= to fix it in advance)")
+        else:
+            label_set = f"the label set {shown} is the public classes parameter"
+        out = (label_set, _HYPERPARAMETERS_PUBLIC)
+        if self._training_size_public:
+            out += (f"the number of training nodes (n={len(nodes)}) is public: it sets the "
+                    "sampling rate, the number of steps and the calibrated noise",)
+        return out
+
+    # ------------------------------------------------------------------ releases
+    def _cache_release(self, graph: Graph, kind: str, value: Any) -> None:
+        """Cache a release paid for by the training epsilon (made during ``fit``)."""
+        self.__dict__.setdefault("_release_cache", []).append(
+            {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind,
+             "value": value, "paid_in_fit": True})
+
+    def _cached(self, graph: Graph, kind: str) -> Any | None:
+        for entry in getattr(self, "_release_cache", []):
+            if entry["kind"] != kind:
+                continue
+            if entry["uid"] == graph.uid or (entry["fingerprint"] is not None
+                                             and entry["fingerprint"] == graph.fingerprint()):
+                return entry["value"]
+        return None
+
+    def _release(self, graph: Graph, kind: str, make: Callable[[RandomStreams], Any],
+                 cost: Callable[[], dict]) -> Any:
+        """The release ``kind`` on ``graph``: cached if its content was released before.
+
+        Otherwise ``make(streams)`` computes it with fresh, independent streams, and the
+        release is appended to ``privacy_.releases`` with ``cost()`` (a dict with at least
+        ``epsilon`` and ``delta``).
+        """
+        cached = self._cached(graph, kind)
+        if cached is not None:
+            return cached
+        streams = release_streams(self.random_state, len(self.privacy_.releases))
+        value = make(streams)
+        record = {"kind": kind, "num_nodes": graph.num_nodes, **cost()}
+        self.privacy_ = self.privacy_.with_release(**record)
+        cache = getattr(self, "_release_cache", [])
+        earlier = [e for e in cache if not e["paid_in_fit"] and e["kind"] == kind]
+        earlier = earlier[len(earlier) - _OTHER_RELEASES_KEPT + 1:] if _OTHER_RELEASES_KEPT > 1 else []
+        self._release_cache = [e for e in cache if e["paid_in_fit"] or e["kind"] != kind] + earlier + [
+            {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind, "value": value,
+             "paid_in_fit": False}]
+        return value
+
+    def __getstate__(self) -> dict:
+        # Fingerprints identify the private data exactly: never pickled. After loading,
+        # a cached release is recognised by its graph's random uid only.
+        state = super().__getstate__()
+        if "_release_cache" in state:
+            state["_release_cache"] = [{**entry, "fingerprint": None}
+                                       for entry in state["_release_cache"]]
+        return state
+
+    # ------------------------------------------------------------------ predict
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities of the nodes ``X``, shape (n_nodes, n_classes)."""
         check_is_fitted(self)
         nodes = check_predict_nodes(self, X)
         with torch.no_grad():
             logits = self._predict_logits(nodes)
-        return torch.softmax(logits.float(), dim=-1).cpu().numpy().astype(np.float64)
+        probabilities = torch.softmax(logits.float(), dim=-1).cpu().numpy().astype(np.float64)
+        if not np.all(np.isfinite(probabilities)):
+            raise FloatingPointError(
+                f"{type(self).__name__}: the model outputs non-finite values (training "
+                "diverged: lower lr, or scale the features).")
+        return probabilities
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class of each node in ``X``."""
@@ -77,12 +265,12 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(probabilities, axis=1)]
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Accuracy on ``(X, y)``; labels never seen in ``fit`` raise a ``ValueError``."""
+        """Accuracy on ``(X, y)``; labels outside ``classes_`` raise a ``ValueError``."""
         check_is_fitted(self)
         unseen = np.setdiff1d(np.unique(np.asarray(y)), self.classes_)
         if len(unseen):
             raise ValueError(
-                f"{type(self).__name__}.score: y has labels never seen in fit: "
+                f"{type(self).__name__}.score: y has labels outside classes_: "
                 f"{unseen.tolist()[:10]} (classes_ = {self.classes_.tolist()[:10]})."
             )
         return super().score(X, y, sample_weight=sample_weight)
@@ -92,3 +280,4 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.classifier_tags.poor_score = True  # DP noise: no accuracy promise on toy data
         return tags
+

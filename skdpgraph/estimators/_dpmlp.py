@@ -8,14 +8,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from skdpgraph._random import Seeds
-from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions, default_delta
-from skdpgraph.estimators._base import HISTORY_NOT_COVERED, BaseDPClassifier
+from numbers import Integral, Real
+
+from skdpgraph._random import RandomStreams
+from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
+from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Nodes
 from skdpgraph.nn import MLP
-from skdpgraph.privacy import NON_PRIVATE_NOTE, PrivacyReport, plan_dpsgd, steps_for_epochs
+from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, steps_for_epochs
 from skdpgraph.training import TensorExamples, train_dpsgd
-from numbers import Integral, Real
 
 __all__ = ["DPMLPClassifier", "per_example_cross_entropy"]
 
@@ -41,7 +42,10 @@ class DPMLPClassifier(BaseDPClassifier):
     epsilon : float, default=8.0
         Privacy budget; ``np.inf`` trains the same MLP without clipping or noise.
     delta : float, default=None
-        Defaults to ``1 / (10 * n_train)``.
+        Defaults to ``1 / (10 * n_train)``: only the training nodes are used.
+    classes : array-like, default=None
+        The public label set. None reads it from ``y`` and states in ``privacy_`` that it
+        is treated as public; labels outside a given set raise.
     hidden_dim : int, default=64
     num_layers : int, default=2
     activation : str, default="relu"
@@ -53,11 +57,11 @@ class DPMLPClassifier(BaseDPClassifier):
     max_grad_norm : float, default=1.0
         Per-example clipping norm C.
     noise_multiplier : float, default=None
-        Use this noise multiplier instead of calibrating; the fit fails if its epsilon
-        exceeds ``epsilon``.
+        Use this noise multiplier instead of calibrating; the fit fails, before training,
+        if its epsilon exceeds ``epsilon``.
     random_state : int, RandomState or None, default=None
-        Seeds sampling, noise and initialisation. Leave it None in production: a known seed
-        makes the noise reproducible.
+        Root of independent streams for initialisation, batch sampling and noise. Leave
+        it None in production: a known seed makes the noise reproducible.
     device : {"auto", "cpu", "cuda"}, default="auto"
     verbose : bool, default=False
         Show a progress bar with the running epsilon.
@@ -79,8 +83,8 @@ class DPMLPClassifier(BaseDPClassifier):
 
     Notes
     -----
-    Privacy unit: one training node (its features and label), add/remove relation.
-    ``predict`` uses only the queried nodes' own features and the private model, so it
+    Privacy unit: one training node (its features and label), add/remove relation; a
+    node listed twice in ``X`` is refused. ``predict`` uses only the queried nodes' own features and the private model, so it
     costs no further budget. ``history_`` is computed on private data and is not covered.
 
     Examples
@@ -104,12 +108,13 @@ class DPMLPClassifier(BaseDPClassifier):
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, *, epsilon=8.0, delta=None, hidden_dim=64, num_layers=2,
+    def __init__(self, *, epsilon=8.0, delta=None, classes=None, hidden_dim=64, num_layers=2,
                  activation="relu", dropout=0.0, epochs=50, lr=0.01, batch_size=256,
                  max_grad_norm=1.0, noise_multiplier=None, random_state=None, device="auto",
                  verbose=False):
         self.epsilon = epsilon
         self.delta = delta
+        self.classes = classes
         self.hidden_dim = hidden_dim
         self.num_layers = num_layers
         self.activation = activation
@@ -123,15 +128,16 @@ class DPMLPClassifier(BaseDPClassifier):
         self.device = device
         self.verbose = verbose
 
-    def _fit(self, nodes: Nodes, y: np.ndarray, seeds: Seeds) -> None:
+    def _plan(self, nodes: Nodes, y: np.ndarray) -> DPSGDPlan:
         n = len(nodes)
-        delta = self.delta if self.delta is not None else default_delta(n)
-        plan = plan_dpsgd(
-            epsilon=self.epsilon, delta=delta, sampling="poisson", num_examples=n,
+        return plan_dpsgd(
+            epsilon=self.epsilon, delta=self.delta_, sampling="poisson", num_examples=n,
             batch_size=self.batch_size, steps=steps_for_epochs(self.epochs, n, self.batch_size),
             max_grad_norm=self.max_grad_norm, noise_multiplier=self.noise_multiplier,
-            context=f"DPMLPClassifier (epochs={self.epochs}, batch_size={self.batch_size})",
-        )
+            context=f"DPMLPClassifier (epochs={self.epochs}, batch_size={self.batch_size})")
+
+    def _train(self, nodes: Nodes, y: np.ndarray, plan: DPSGDPlan,
+               streams: RandomStreams) -> None:
         module = MLP(nodes.graph.num_features, self.hidden_dim, len(self.classes_),
                      num_layers=self.num_layers, activation=self.activation,
                      dropout=self.dropout).to(self.device_)
@@ -139,42 +145,19 @@ class DPMLPClassifier(BaseDPClassifier):
                                   device=self.device_)
         result = train_dpsgd(
             module, examples, per_example_cross_entropy, plan, lr=self.lr,
-            generator=seeds.torch, noise_generator=seeds.torch_on(self.device_),
-            epsilon_at=(lambda steps: plan.epsilon(delta, steps)) if plan.private else None,
-            verbose=self.verbose, description="DPMLPClassifier",
-        )
+            generator=streams.torch("batches"), noise_generator=streams.torch("noise", self.device_),
+            epsilon_at=(lambda steps: plan.epsilon(self.delta_, steps)) if plan.private else None,
+            verbose=self.verbose, description="DPMLPClassifier")
         self.module_ = result.module.cpu()
         self.history_ = result.history
         self.noise_multiplier_ = plan.noise_multiplier
-        self._set_privacy(self._report(plan, delta))
 
-    def _report(self, plan, delta: float) -> PrivacyReport:
-        epsilon = plan.epsilon(delta)
-        if epsilon > self.epsilon * (1 + 1e-9):
-            from skdpgraph.privacy import PrivacyBudgetError
+    def _unit_and_relation(self, graph) -> tuple[str, str]:
+        return "node (its features and label)", "add or remove one training node"
 
-            raise PrivacyBudgetError(
-                f"DPMLPClassifier: noise_multiplier={self.noise_multiplier} gives "
-                f"epsilon={epsilon:.4g} > epsilon={self.epsilon:g} for {plan.steps} steps."
-            )
-        private = plan.private
-        return PrivacyReport(
-            estimator="DPMLPClassifier",
-            unit="node (its features and label)",
-            neighbouring_relation="add or remove one training node",
-            epsilon=epsilon,
-            delta=delta if private else 0.0,
-            accountant="dp-accounting RDP (Poisson subsampled Gaussian), Balle et al. 2020 "
-                       "conversion" if private else "none",
-            mechanism=(f"DP-SGD: Poisson sampling q={plan.sample_rate:.4g}, {plan.steps} steps, "
-                       f"clip C={plan.max_grad_norm:g}, noise multiplier "
-                       f"{plan.noise_multiplier:.4g}") if private else NON_PRIVATE_NOTE,
-            events=(str(plan.dp_event()),) if private else (),
-            inference="predict uses only the queried nodes' own features and the trained "
-                      "model: no further privacy cost.",
-            not_covered=(HISTORY_NOT_COVERED,),
-            dp_event=plan.dp_event() if private else None,
-        )
+    def _inference(self, plan) -> str:
+        return ("predict uses only the queried nodes' own features and the trained model: no "
+                "further privacy cost.")
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         return self.module_(torch.from_numpy(np.asarray(nodes)))

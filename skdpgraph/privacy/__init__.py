@@ -38,7 +38,8 @@ from skdpgraph.privacy._grr import (
     label_transition_matrix,
 )
 from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
-from skdpgraph.privacy._report import NON_PRIVATE_NOTE, PrivacyReport
+from skdpgraph.privacy._report import NON_PRIVATE_NOTE, PrivacyReport, report_from_plan
+from skdpgraph.privacy._protocol import PrivacyPlan, check_plan
 
 __all__ = [
     "ADD_OR_REMOVE",
@@ -50,6 +51,9 @@ __all__ = [
     "PrivacyBudgetError",
     "NON_PRIVATE_NOTE",
     "PrivacyReport",
+    "PrivacyPlan",
+    "check_plan",
+    "report_from_plan",
     "calibrate_noise_multiplier",
     "compute_epsilon",
     "compute_rdp_fdp",

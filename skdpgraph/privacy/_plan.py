@@ -18,6 +18,7 @@ from skdpgraph.privacy._accountant import (
     without_replacement_dpsgd_event,
 )
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
+from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 
 __all__ = ["DPSGDPlan", "plan_dpsgd", "steps_for_epochs"]
 
@@ -89,7 +90,12 @@ class DPSGDPlan:
         return self.noise_multiplier * self.sensitivity * self.max_grad_norm
 
     def dp_event(self, steps: int | None = None):
-        """The dp-accounting event of ``steps`` steps (all planned steps by default)."""
+        """The dp-accounting event of ``steps`` steps (all planned steps by default).
+
+        None for a non-private plan.
+        """
+        if not self.private:
+            return None
         steps = self.steps if steps is None else steps
         if self.sampling == "poisson":
             return poisson_dpsgd_event(self.noise_multiplier, self.sample_rate, steps)
@@ -99,6 +105,30 @@ class DPSGDPlan:
     @property
     def relation(self):
         return ADD_OR_REMOVE if self.sampling == "poisson" else REPLACE_ONE
+
+    @property
+    def accountant(self) -> str:
+        if not self.private:
+            return "none"
+        if self.sampling == "poisson":
+            return ("dp-accounting RDP (Poisson subsampled Gaussian, add/remove-one), "
+                    "Balle et al. 2020 conversion")
+        return ("dp-accounting RDP (sampling without replacement, replace-one, Wang et al. "
+                "2019), Balle et al. 2020 conversion")
+
+    @property
+    def mechanism(self) -> str:
+        if not self.private:
+            return NON_PRIVATE_NOTE
+        sampling = (f"Poisson sampling q={self.sample_rate:.4g}" if self.sampling == "poisson"
+                    else f"fixed-size batches of {self.batch_size} of {self.num_examples} without "
+                         "replacement")
+        return (f"DP-SGD: {sampling}, {self.steps} steps, clip C={self.max_grad_norm:g}, noise "
+                f"std {self.noise_multiplier:.4g} x {self.sensitivity:g}C")
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        return (str(self.dp_event()),) if self.private else ()
 
     @functools.cached_property
     def _step_rdp(self) -> np.ndarray:

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PrivacyReport", "NON_PRIVATE_NOTE"]
+__all__ = ["PrivacyReport", "NON_PRIVATE_NOTE", "report_from_plan"]
 
 NON_PRIVATE_NOTE = "epsilon=inf: trained without clipping or noise; no privacy guarantee."
 
@@ -43,7 +43,15 @@ class PrivacyReport:
         The dp-accounting ``DpEvent`` of the training release, when one exists; used to
         account for hyperparameter searches.
     releases : tuple of dict
-        Later releases, e.g. a fresh noisy aggregation for predictions on another graph.
+        Noisy releases made after ``fit`` (e.g. a fresh aggregation for predictions on
+        another graph), each with its ``kind``, ``epsilon`` and ``delta``.
+
+    Notes
+    -----
+    ``epsilon`` and ``delta`` are the training release's; ``total_epsilon`` and
+    ``total_delta`` bound everything the estimator has given back so far, the training
+    release and every later release, by basic composition (sums: an upper bound whatever
+    the releases share).
     """
 
     estimator: str
@@ -61,12 +69,25 @@ class PrivacyReport:
     releases: tuple[dict, ...] = ()
 
     @property
+    def total_epsilon(self) -> float:
+        """Epsilon of the training release plus every later release (basic composition)."""
+        return float(self.epsilon + sum(float(r["epsilon"]) for r in self.releases))
+
+    @property
+    def total_delta(self) -> float:
+        """Delta of the training release plus every later release (basic composition)."""
+        return float(self.delta + sum(float(r["delta"]) for r in self.releases))
+
+    @property
     def private(self) -> bool:
         """Whether the training release has a finite epsilon."""
         return self.epsilon != float("inf")
 
     def with_release(self, **release: Any) -> PrivacyReport:
-        """A copy with one more entry in ``releases``."""
+        """A copy with one more entry in ``releases`` (it must state ``epsilon`` and ``delta``)."""
+        missing = {"kind", "epsilon", "delta"} - set(release)
+        if missing:
+            raise ValueError(f"PrivacyReport.with_release: a release must state {sorted(missing)}.")
         return dataclasses.replace(self, releases=self.releases + (dict(release),))
 
     def __str__(self) -> str:
@@ -83,4 +104,33 @@ class PrivacyReport:
             lines.append(f"  inference: {self.inference}")
         lines += [f"  not covered: {text}" for text in self.not_covered]
         lines += [f"  release: {release}" for release in self.releases]
+        if self.releases:
+            lines.append(f"  total with releases: ({self.total_epsilon:.4g}, "
+                         f"{self.total_delta:.3g})-DP (basic composition)")
         return "\n".join(lines)
+
+
+def report_from_plan(plan: Any, *, estimator: str, unit: str, relation: str, delta: float,
+                     epsilon: float, inference: str, assumptions: tuple[str, ...] = (),
+                     not_covered: tuple[str, ...] = ()) -> PrivacyReport:
+    """The one constructor of fitted ``privacy_`` records: a plan plus what the class declares.
+
+    Parameters
+    ----------
+    plan : PrivacyPlan
+        The checked plan of the training release.
+    estimator, unit, relation, inference : str
+        The class's name, privacy unit, neighbouring relation and inference statement.
+    delta, epsilon : float
+        The delta the plan was checked at and the epsilon :func:`check_plan` returned.
+    assumptions, not_covered : tuple of str
+    """
+    private = bool(plan.private)
+    return PrivacyReport(
+        estimator=estimator, unit=unit, neighbouring_relation=relation,
+        epsilon=float(epsilon) if private else float("inf"),
+        delta=float(delta) if private else 0.0,
+        accountant=plan.accountant, mechanism=plan.mechanism, events=tuple(plan.events),
+        inference=inference, assumptions=tuple(assumptions), not_covered=tuple(not_covered),
+        dp_event=plan.dp_event() if private else None,
+    )
