@@ -198,11 +198,16 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     # ------------------------------------------------------------------ releases
-    def _cache_release(self, graph: Graph, kind: str, value: Any) -> None:
-        """Cache a release paid for by the training epsilon (made during ``fit``)."""
+    def _cache_release(self, graph: Graph, kind: str, value: Any, *,
+                       keep_in_pickle: bool = True) -> None:
+        """Cache a release paid for by the training epsilon (made during ``fit``).
+
+        ``keep_in_pickle=False`` keeps it in memory only (for values the epsilon does not
+        fully cover, such as node-level GAP's own aggregation rows).
+        """
         self.__dict__.setdefault("_release_cache", []).append(
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind,
-             "value": value, "paid_in_fit": True})
+             "value": value, "paid_in_fit": True, "keep_in_pickle": keep_in_pickle})
 
     def _cached(self, graph: Graph, kind: str) -> Any | None:
         for entry in getattr(self, "_release_cache", []):
@@ -214,12 +219,13 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         return None
 
     def _release(self, graph: Graph, kind: str, make: Callable[[RandomStreams], Any],
-                 cost: Callable[[], dict]) -> Any:
+                 cost: Callable[[], dict], *, keep_in_pickle: bool = True) -> Any:
         """The release ``kind`` on ``graph``: cached if its content was released before.
 
         Otherwise ``make(streams)`` computes it with fresh, independent streams, and the
         release is appended to ``privacy_.releases`` with ``cost()`` (a dict with at least
-        ``epsilon`` and ``delta``).
+        ``epsilon`` and ``delta``). ``keep_in_pickle=False``: the cached value is dropped
+        when the estimator is pickled (a later request is then a new recorded release).
         """
         cached = self._cached(graph, kind)
         if cached is not None:
@@ -233,7 +239,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         earlier = earlier[len(earlier) - _OTHER_RELEASES_KEPT + 1:] if _OTHER_RELEASES_KEPT > 1 else []
         self._release_cache = [e for e in cache if e["paid_in_fit"] or e["kind"] != kind] + earlier + [
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind, "value": value,
-             "paid_in_fit": False}]
+             "paid_in_fit": False, "keep_in_pickle": keep_in_pickle}]
         return value
 
     def __getstate__(self) -> dict:
@@ -242,7 +248,8 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         state = super().__getstate__()
         if "_release_cache" in state:
             state["_release_cache"] = [{**entry, "fingerprint": None}
-                                       for entry in state["_release_cache"]]
+                                       for entry in state["_release_cache"]
+                                       if entry["keep_in_pickle"]]
         return state
 
     # ------------------------------------------------------------------ predict
