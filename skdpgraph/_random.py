@@ -22,7 +22,8 @@ from typing import Any, Iterator
 import numpy as np
 import torch
 
-__all__ = ["PURPOSES", "RandomStreams", "release_streams", "prediction_key", "keyed_generator"]
+__all__ = ["PURPOSES", "RandomStreams", "release_streams", "prediction_key", "keyed_generator",
+           "public_generator"]
 
 #: Every purpose a stream can serve; the position is the spawn key, so it never changes.
 PURPOSES = (
@@ -118,6 +119,28 @@ class RandomStreams:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(_torch_seed(self.sequence("init")))
             yield
+
+
+def public_generator(random_state: Any) -> np.random.Generator:
+    """A generator for randomness that touches no private data (synthetic graphs, splits).
+
+    Accepts None, an int, a SeedSequence, a Generator (returned as is) or a RandomState.
+
+    Examples
+    --------
+    >>> int(public_generator(0).integers(10)) == int(public_generator(0).integers(10))
+    True
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            "random_state must be None, an int, a numpy SeedSequence or Generator; "
+            f"got {random_state!r}.") from error
 
 
 def release_streams(random_state: Any, index: int) -> RandomStreams:

@@ -7,20 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from skdpgraph._random import public_generator
+
 __all__ = ["train_val_test_split"]
-
-
-def _as_generator(random_state: Any) -> np.random.Generator:
-    """Turn ``random_state`` (None, int, SeedSequence, Generator, RandomState) into a Generator."""
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError) as error:
-        raise ValueError(
-            f"random_state must be None, an int, a numpy SeedSequence or Generator; "
-            f"got {random_state!r}."
-        ) from error
 
 
 def _resolve_size(size: Any, n: int, what: str) -> int:
@@ -118,7 +107,7 @@ def train_val_test_split(y: Any, train_size: float | int, val_size: float | int,
             f"{n_test if test_size is not None else n - n_train - n_val} nodes, more than the "
             f"{n} nodes in y. Reduce train_size, val_size or test_size."
         )
-    rng = _as_generator(random_state)
+    rng = public_generator(random_state)
     order = _stratified_order(y, rng) if stratify and n else rng.permutation(n)
     bounds = np.cumsum([0, n_train, n_val, n_test])
     return {part: np.sort(order[bounds[i]:bounds[i + 1]]).astype(np.int64)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from skdpgraph.datasets._loaders import GraphDataset
-from skdpgraph.datasets._split import _as_generator
+from skdpgraph._random import public_generator
 from skdpgraph.graph import Graph
 
 __all__ = ["make_csbm"]
@@ -157,7 +157,7 @@ def make_csbm(n_nodes: int = 1000, n_classes: int = 4, n_features: int = 32,
     _check_number(avg_degree, "avg_degree", 0.0, float(n_nodes - 1))
     _check_number(homophily, "homophily", 0.0, 1.0)
     _check_number(feature_signal, "feature_signal", 0.0)
-    rng = _as_generator(random_state)
+    rng = public_generator(random_state)
     y = rng.permutation(np.arange(n_nodes, dtype=np.int64) % n_classes)
     means = np.sqrt(2.0) * feature_signal * _class_directions(n_classes, n_features, rng)
     x = rng.standard_normal((n_nodes, n_features), dtype=np.float32)

@@ -120,10 +120,14 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _reset_fitted(self) -> None:
-        """Remove every fitted attribute and cache: only the constructor's parameters stay."""
-        keep = set(self._get_param_names())
+        """Remove every fitted attribute and cache (every name ending in ``_``).
+
+        Fitted state, public or private, is named with a trailing underscore
+        (``module_``, ``_release_cache_``), so this leaves the constructor's parameters and
+        scikit-learn's own bookkeeping alone.
+        """
         for name in list(vars(self)):
-            if name not in keep:
+            if name.endswith("_") and not name.startswith("__"):
                 delattr(self, name)
 
     def _budget(self) -> float:
@@ -205,12 +209,12 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         ``keep_in_pickle=False`` keeps it in memory only (for values the epsilon does not
         fully cover, such as node-level GAP's own aggregation rows).
         """
-        self.__dict__.setdefault("_release_cache", []).append(
+        self.__dict__.setdefault("_release_cache_", []).append(
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind,
              "value": value, "paid_in_fit": True, "keep_in_pickle": keep_in_pickle})
 
     def _cached(self, graph: Graph, kind: str) -> Any | None:
-        for entry in getattr(self, "_release_cache", []):
+        for entry in getattr(self, "_release_cache_", []):
             if entry["kind"] != kind:
                 continue
             if entry["uid"] == graph.uid or (entry["fingerprint"] is not None
@@ -234,10 +238,10 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         value = make(streams)
         record = {"kind": kind, "num_nodes": graph.num_nodes, **cost()}
         self.privacy_ = self.privacy_.with_release(**record)
-        cache = getattr(self, "_release_cache", [])
+        cache = getattr(self, "_release_cache_", [])
         earlier = [e for e in cache if not e["paid_in_fit"] and e["kind"] == kind]
         earlier = earlier[len(earlier) - _OTHER_RELEASES_KEPT + 1:] if _OTHER_RELEASES_KEPT > 1 else []
-        self._release_cache = [e for e in cache if e["paid_in_fit"] or e["kind"] != kind] + earlier + [
+        self._release_cache_ = [e for e in cache if e["paid_in_fit"] or e["kind"] != kind] + earlier + [
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind, "value": value,
              "paid_in_fit": False, "keep_in_pickle": keep_in_pickle}]
         return value
@@ -246,9 +250,9 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         # Fingerprints identify the private data exactly: never pickled. After loading,
         # a cached release is recognised by its graph's random uid only.
         state = super().__getstate__()
-        if "_release_cache" in state:
-            state["_release_cache"] = [{**entry, "fingerprint": None}
-                                       for entry in state["_release_cache"]
+        if "_release_cache_" in state:
+            state["_release_cache_"] = [{**entry, "fingerprint": None}
+                                       for entry in state["_release_cache_"]
                                        if entry["keep_in_pickle"]]
         return state
 
@@ -277,8 +281,8 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         unseen = np.setdiff1d(np.unique(np.asarray(y)), self.classes_)
         if len(unseen):
             raise ValueError(
-                f"{type(self).__name__}.score: y has labels outside classes_: "
-                f"{unseen.tolist()[:10]} (classes_ = {self.classes_.tolist()[:10]})."
+                f"{type(self).__name__}.score: y has labels never seen in fit: "
+                f"{unseen.tolist()[:10]} (outside classes_ = {self.classes_.tolist()[:10]})."
             )
         return super().score(X, y, sample_weight=sample_weight)
 

@@ -25,19 +25,26 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from dp_accounting import dp_event
-from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
 from skdpgraph.privacy import (
-    ADD_OR_REMOVE,
-    DEFAULT_ORDERS,
-    REPLACE_ONE,
     PrivacyReport,
+    composed_event,
     compute_rdp,
     epsilon_from_rdp,
+    relation_of,
+    repeat_and_select_event,
+    repeat_and_select_rdp,
 )
 
-__all__ = ["PrivacyCost", "composition_cost", "repeat_and_select_cost", "as_report"]
+__all__ = ["PrivacyCost", "composition_cost", "repeat_and_select_cost", "as_report",
+           "VALIDATION_LABELS_PUBLIC"]
+
+#: Stated by every cost of a selection: what chooses the model is not covered.
+VALIDATION_LABELS_PUBLIC = (
+    "validation labels are treated as public: the scores that choose the model are computed "
+    "on held-out nodes' labels (and features), and neither those scores nor the choice they "
+    "make is covered by this bound"
+)
 
 
 @dataclass(frozen=True)
@@ -94,19 +101,6 @@ def _check_reports(reports: Sequence[Any]) -> list[PrivacyReport]:
     return reports
 
 
-def _relation_of(event: dp_event.DpEvent):
-    """The neighbouring relation under which dp-accounting's RDP accountant reads ``event``.
-
-    Poisson-sampled events are defined for add/remove, sampling without replacement for
-    replace-one; pure Gaussian events read the same under both. So the first relation the
-    accountant supports is the one the estimator's accounting used.
-    """
-    for relation in (ADD_OR_REMOVE, REPLACE_ONE):
-        if _rdp.RdpAccountant(list(DEFAULT_ORDERS), relation).supports(event):
-            return relation
-    raise ValueError(f"dp-accounting's RDP accountant cannot evaluate {event}.")
-
-
 def _release_note(reports: list[PrivacyReport]) -> tuple[str, ...]:
     if any(r.releases for r in reports):
         return ("later releases recorded in privacy_.releases (e.g. inductive predictions) "
@@ -152,8 +146,8 @@ def composition_cost(reports: Sequence[Any], delta: float | None = None) -> Priv
     events = [r.dp_event for r in reports]
     if all(event is not None for event in events):
         target = max(r.delta for r in reports) if delta is None else float(delta)
-        composed = dp_event.ComposedDpEvent(events)
-        rdp = compute_rdp(composed, relation=_relation_of(composed))
+        composed = composed_event(events)
+        rdp = compute_rdp(composed, relation=relation_of(composed))
         return PrivacyCost(epsilon_from_rdp(rdp, target), target,
                            "RDP composition (dp-accounting)", len(reports), notes)
     missing = sum(event is None for event in events)
@@ -216,6 +210,12 @@ def repeat_and_select_cost(reports: Sequence[Any], mean: float, shape: float = 1
     ------
     ValueError
         If a fit has no dp-accounting event: the bound needs the RDP curve of one run.
+
+    Notes
+    -----
+    The bound covers the released run only: the number of runs, the other runs and their
+    scores must stay secret. The score that picks the best run is computed on validation
+    labels, which are treated as public (``notes`` says so).
     """
     check_repetition_distribution(mean, shape)
     reports = _check_reports(reports)
@@ -230,19 +230,16 @@ def repeat_and_select_cost(reports: Sequence[Any], mean: float, shape: float = 1
         )
     target = max(r.delta for r in reports) if delta is None else float(delta)
     events = list({repr(r.dp_event): r.dp_event for r in reports}.values())
-    relation = _relation_of(dp_event.ComposedDpEvent(events))
+    relation = relation_of(composed_event(events))
     if len(events) == 1:
-        rdp = compute_rdp(dp_event.RepeatAndSelectDpEvent(events[0], float(mean), float(shape)),
-                          relation=relation)
+        rdp = compute_rdp(repeat_and_select_event(events[0], mean, shape), relation=relation)
         notes = ()
     else:
         single = np.max([compute_rdp(e, relation=relation) for e in events], axis=0)
-        # dp-accounting's own transform, applied to the pointwise-maximum curve.
-        rdp = np.asarray(_rdp._compute_rdp_repeat_and_select(
-            list(DEFAULT_ORDERS), list(single), float(mean), float(shape)))
+        rdp = repeat_and_select_rdp(single, mean, shape)
         notes = (f"{len(events)} different single-run events: the single-run RDP curve is their "
                  "pointwise maximum; it bounds the candidates that ran, so it holds if no "
                  "candidate of the search space that did not run is less private",)
     return PrivacyCost(epsilon_from_rdp(rdp, target), target,
                        f"random repetition, Papernot-Steinke (mean={mean:g}, shape={shape:g})",
-                       len(reports), notes + _release_note(reports))
+                       len(reports), notes + _release_note(reports) + (VALIDATION_LABELS_PUBLIC,))

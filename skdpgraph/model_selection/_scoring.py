@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from sklearn.pipeline import Pipeline
 
+from skdpgraph.model_selection._cost import VALIDATION_LABELS_PUBLIC
+
 __all__ = ["neg_epsilon_spent", "neg_delta_spent", "privacy_scoring", "refit_within_budget"]
 
 
@@ -100,7 +102,10 @@ def refit_within_budget(epsilon_budget: float, *, score: str = "score",
     Notes
     -----
     This bounds one fit; the search as a whole costs more (see
-    :func:`skdpgraph.model_selection.search_cost`).
+    :func:`skdpgraph.model_selection.search_cost`). Validation labels are treated as
+    public: the ``mean_test_<score>`` that picks the candidate is computed on the held-out
+    folds' labels, and neither the scores nor the choice is covered by any epsilon here.
+    The returned callable states this in its ``notes`` attribute.
 
     Examples
     --------
@@ -130,4 +135,5 @@ def refit_within_budget(epsilon_budget: float, *, score: str = "score",
         return int(np.flatnonzero(ok)[np.argmax(scores[ok])])
 
     refit.__name__ = f"refit_within_budget({epsilon_budget:g})"
+    refit.notes = (VALIDATION_LABELS_PUBLIC,)
     return refit

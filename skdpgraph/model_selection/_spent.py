@@ -9,7 +9,12 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from skdpgraph.model_selection._cost import PrivacyCost, as_report, composition_cost
+from skdpgraph.model_selection._cost import (
+    VALIDATION_LABELS_PUBLIC,
+    PrivacyCost,
+    as_report,
+    composition_cost,
+)
 from skdpgraph.preprocessing import NodeFeatureTransformer, declared_budget
 
 __all__ = ["search_cost", "privacy_spent"]
@@ -36,13 +41,20 @@ def search_cost(search: Any) -> PrivacyCost:
     Returns
     -------
     PrivacyCost
+
+    Notes
+    -----
+    The bound covers the fitted models. Validation labels are treated as public: each
+    fit's score on its held-out fold (in ``cv_results_``) and the choice of the best
+    candidate read the held-out nodes' labels, and are not covered; ``notes`` says so.
     """
     check_is_fitted(search, "cv_results_")
     epsilons = _split_values(search.cv_results_, "epsilon")
     deltas = _split_values(search.cv_results_, "delta")
     failed = np.isnan(epsilons)
     notes = ["cross-validation fits: basic composition of the (epsilon, delta) recorded in "
-             "cv_results_ (scikit-learn does not keep their privacy events)"]
+             "cv_results_ (scikit-learn does not keep their privacy events)",
+             VALIDATION_LABELS_PUBLIC + " (cv_results_ holds every fit's validation score)"]
     if failed.any():
         notes.append(f"{int(failed.sum())} fits failed (NaN score) and are counted as releasing "
                      "nothing: a fit that fails before training releases no model")

@@ -6,10 +6,14 @@ from skdpgraph.privacy._accountant import (
     FINE_ORDERS,
     REPLACE_ONE,
     compute_epsilon,
+    composed_event,
     compute_rdp,
     epsilon_from_rdp,
     gaussian_event,
     poisson_dpsgd_event,
+    relation_of,
+    repeat_and_select_event,
+    repeat_and_select_rdp,
     without_replacement_dpsgd_event,
 )
 from skdpgraph.privacy._calibration import (
@@ -40,6 +44,7 @@ from skdpgraph.privacy._grr import (
 from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE, PrivacyReport, report_from_plan
 from skdpgraph.privacy._protocol import PrivacyPlan, check_plan
+from skdpgraph.privacy._local import LocalDPPlan, LocalRandomiser, UntilBudgetPlan, plan_until_budget
 
 __all__ = [
     "ADD_OR_REMOVE",
@@ -72,7 +77,12 @@ __all__ = [
     "gaussian_event",
     "poisson_dpsgd_event",
     "without_replacement_dpsgd_event",
+    "composed_event",
+    "relation_of",
+    "repeat_and_select_event",
+    "repeat_and_select_rdp",
 ]
 __all__ += ["calibrate_gaussian_noise", "gap_node_event", "noisy_sum_aggregation", "gaussian_delta", "gaussian_epsilon",
             "pma_sensitivity", "private_multi_hop_aggregation", "row_normalize",
             "sum_in_neighbours"]
+__all__ += ["LocalDPPlan", "LocalRandomiser", "UntilBudgetPlan", "plan_until_budget"]

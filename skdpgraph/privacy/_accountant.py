@@ -36,6 +36,10 @@ __all__ = [
     "compute_rdp",
     "epsilon_from_rdp",
     "compute_epsilon",
+    "relation_of",
+    "composed_event",
+    "repeat_and_select_event",
+    "repeat_and_select_rdp",
 ]
 
 ADD_OR_REMOVE = NeighboringRelation.ADD_OR_REMOVE_ONE
@@ -146,3 +150,62 @@ def compute_epsilon(event: dp_event.DpEvent, delta: float, *,
     """
     return epsilon_from_rdp(compute_rdp(event, relation=relation, orders=orders), delta,
                             orders=orders)
+
+
+# --- composition and selection (used by skdpgraph.model_selection) --------------------------
+def relation_of(event: dp_event.DpEvent) -> NeighboringRelation:
+    """The neighbouring relation under which the RDP accountant reads ``event``.
+
+    Poisson-sampled events are defined for add/remove, sampling without replacement for
+    replace-one; pure Gaussian events read the same under both. So the first relation the
+    accountant supports is the one the estimator's own accounting used.
+
+    Raises
+    ------
+    ValueError
+        If the accountant supports ``event`` under neither relation (e.g. a composition
+        that mixes Poisson and without-replacement sampling).
+
+    Examples
+    --------
+    >>> from skdpgraph.privacy import ADD_OR_REMOVE, poisson_dpsgd_event, relation_of
+    >>> relation_of(poisson_dpsgd_event(1.1, 0.01, 100)) == ADD_OR_REMOVE
+    True
+    """
+    for relation in (ADD_OR_REMOVE, REPLACE_ONE):
+        if _rdp.RdpAccountant(list(DEFAULT_ORDERS), relation).supports(event):
+            return relation
+    raise ValueError(f"dp-accounting's RDP accountant cannot evaluate {event} under either "
+                     "neighbouring relation (add/remove one or replace one).")
+
+
+def composed_event(events: list[dp_event.DpEvent]) -> dp_event.DpEvent:
+    """The composition of ``events`` (releases on the same private data, in any order)."""
+    events = list(events)
+    if not events:
+        raise ValueError("composed_event: at least one event is required; got none.")
+    return dp_event.ComposedDpEvent(events)
+
+
+def repeat_and_select_event(event: dp_event.DpEvent, mean: float,
+                            shape: float) -> dp_event.DpEvent:
+    """Run ``event`` a random number of times (mean ``mean``, ``shape``) and release the best.
+
+    The Papernot--Steinke mechanism (ICLR 2022); only the RDP accountant evaluates it.
+    """
+    return dp_event.RepeatAndSelectDpEvent(event, float(mean), float(shape))
+
+
+def repeat_and_select_rdp(rdp: np.ndarray, mean: float, shape: float, *,
+                          orders: np.ndarray = DEFAULT_ORDERS) -> np.ndarray:
+    """The Papernot--Steinke transform of a single-run RDP curve on ``orders``.
+
+    For single runs whose curve is not one event's (e.g. the pointwise maximum of several
+    candidates' curves); dp-accounting's own transform is applied to ``rdp``.
+    """
+    rdp = np.asarray(rdp, dtype=float)
+    if rdp.shape != (len(orders),):
+        raise ValueError(f"repeat_and_select_rdp: rdp has shape {rdp.shape}; expected one value "
+                         f"per order ({len(orders)}).")
+    return np.asarray(_rdp._compute_rdp_repeat_and_select(
+        list(orders), list(rdp), float(mean), float(shape)), dtype=float)
