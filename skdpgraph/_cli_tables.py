@@ -12,9 +12,15 @@ Tables
 ``fit`` saves the fitted estimator with joblib, together with the column names it was
 trained on, and prints its privacy report. ``fit --predictions`` also predicts the
 unlabelled rows in the same run, on the very graph the model was trained on (for estimators
-that reuse training-time computations, this costs nothing more). ``predict`` and
-``evaluate`` rebuild the graph from the tables: to an estimator that is a new graph, and
-any new release that implies is recorded in the printed report.
+that reuse training-time computations, this costs nothing more).
+
+``predict`` and ``evaluate`` rebuild the graph from the tables. To an estimator that is a
+new graph object: a content fingerprint is never saved in the model file (it identifies the
+private data), so an estimator whose outputs are noisy makes a new release with fresh noise
+and records it in ``privacy_.releases``. Whenever a command adds a release, the model file
+is rewritten with the updated record *before* any output is written, and a line states the
+release and the new total (``privacy_.total_epsilon``, ``privacy_.total_delta``): a release
+is never given out without being saved.
 """
 
 from __future__ import annotations
@@ -100,11 +106,16 @@ def _comma_list(text: str) -> list[str]:
 
 
 def _guarded(run, command: str):
-    """Turn table and parameter errors into one ``error:`` line and exit code 2."""
+    """Turn table, parameter, file and estimator errors into one ``error:`` line, exit code 2.
+
+    Estimators raise ``ValueError`` (including ``PrivacyBudgetError``) or ``TypeError``
+    with a message naming the parameter and the fix; ``FloatingPointError`` when training
+    diverged; ``OSError`` covers unreadable or unwritable files.
+    """
     def guarded(args) -> int:
         try:
             return run(args)
-        except (ValueError, TypeError, KeyError, FileNotFoundError) as exc:
+        except (ValueError, TypeError, KeyError, OSError, FloatingPointError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             print(f"skdpgraph {command}: error: {message}", file=sys.stderr)
             return 2
@@ -186,7 +197,6 @@ def _parse_param(text: str):
 
 # ----------------------------------------------------------------------------- commands
 def _run_fit(args) -> int:
-    import joblib
     import numpy as np
 
     graph, ids, labels, columns = load_tables(args)
@@ -206,11 +216,16 @@ def _run_fit(args) -> int:
         params["random_state"] = args.random_state
     estimator.set_params(**params)
     estimator.fit(graph.nodes(np.flatnonzero(labelled)), labels[labelled].astype(str))
-    joblib.dump({"estimator": estimator, "feature_columns": columns}, args.model)
+    saved = {"estimator": estimator, "feature_columns": columns}
+    try:  # predict before saving: a release these predictions make is in the saved record
+        table = _predictions(estimator, graph, ids, ~labelled) if args.predictions else None
+    finally:
+        _save_model(saved, args.model)
     print(f"trained {type(estimator).__name__} on {int(labelled.sum())} labelled of "
           f"{graph.num_nodes} nodes ({graph.num_edges} directed edge entries); saved {args.model}")
-    if args.predictions:
-        _write_predictions(estimator, graph, ids, ~labelled, args.predictions)
+    _announce_releases(estimator, 0, args.model)
+    if table is not None:
+        _write_table(table, args.predictions)
     print(estimator.privacy_)
     return 0
 
@@ -227,7 +242,62 @@ def _load_model(path: str):
     return saved
 
 
-def _write_predictions(estimator, graph, ids, mask, path: str) -> None:
+def _save_model(saved: dict, path: str) -> None:
+    """Write the model file atomically: a failed write leaves the previous file intact."""
+    import os
+    import tempfile
+
+    import joblib
+
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".skdpgraph-", suffix=".joblib", dir=directory)
+    os.close(handle)
+    try:
+        joblib.dump(saved, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+
+
+def _releases(estimator) -> int:
+    report = getattr(estimator, "privacy_", None)
+    return len(getattr(report, "releases", ()))
+
+
+def _announce_releases(estimator, before: int, path: str) -> None:
+    """One line per release made since ``before``, then the total with every release."""
+    report = estimator.privacy_
+    for release in report.releases[before:]:
+        print(f"new release recorded in privacy_.releases: {release.get('kind', '?')} on "
+              f"{release.get('num_nodes', '?')} nodes, epsilon={float(release['epsilon']):.4g}, "
+              f"delta={float(release['delta']):.3g}; saved in {path}")
+    count = len(report.releases)
+    if count > before:
+        print(f"total so far, training and {count} release{'s' if count > 1 else ''}: "
+              f"epsilon={report.total_epsilon:.4g}, delta={report.total_delta:.3g} "
+              "(basic composition)")
+
+
+def _keep_releases(saved: dict, before: int, path: str) -> None:
+    """Rewrite the model file if the estimator recorded a release; say so.
+
+    Called before any output of the command is written: if the file cannot be written, the
+    command fails and gives nothing out.
+    """
+    estimator = saved["estimator"]
+    if _releases(estimator) <= before:
+        return
+    try:
+        _save_model(saved, path)
+    except OSError as exc:
+        raise OSError(f"{path}: the estimator recorded a new release but the model file could "
+                      f"not be updated ({exc}); no output was written.") from None
+    _announce_releases(estimator, before, path)
+
+
+def _predictions(estimator, graph, ids, mask):
     import numpy as np
     import pandas as pd
 
@@ -238,19 +308,29 @@ def _write_predictions(estimator, graph, ids, mask, path: str) -> None:
         proba = estimator.predict_proba(nodes)
         for k, label in enumerate(estimator.classes_):
             table[f"proba_{label}"] = proba[:, k]
+    return table
+
+
+def _write_table(table, path: str) -> None:
     table.to_csv(path, index=False)
-    print(f"wrote {len(index)} predictions to {path}")
+    print(f"wrote {len(table)} predictions to {path}")
 
 
 def _run_predict(args) -> int:
-    saved = _load_model(args.model)
-    graph, ids, labels, _ = load_tables(args, saved["feature_columns"])
-    mask = ~_labelled(labels) if labels is not None and not args.all else None
     import numpy as np
 
-    _write_predictions(saved["estimator"], graph, ids,
-                       np.ones(graph.num_nodes, bool) if mask is None else mask, args.output)
-    print(saved["estimator"].privacy_)
+    saved = _load_model(args.model)
+    estimator = saved["estimator"]
+    graph, ids, labels, _ = load_tables(args, saved["feature_columns"])
+    mask = ~_labelled(labels) if labels is not None and not args.all else None
+    before = _releases(estimator)
+    try:
+        table = _predictions(estimator, graph, ids,
+                             np.ones(graph.num_nodes, bool) if mask is None else mask)
+    finally:  # a release is saved before anything is written, even if predicting failed
+        _keep_releases(saved, before, args.model)
+    _write_table(table, args.output)
+    print(estimator.privacy_)
     return 0
 
 
@@ -264,8 +344,12 @@ def _run_evaluate(args) -> int:
         raise TableError(f"{args.nodes}: evaluate needs labelled rows in column "
                          f"{args.label_column!r}; found none.")
     estimator = saved["estimator"]
-    accuracy = estimator.score(graph.nodes(np.flatnonzero(labelled)),
-                               labels[labelled].astype(str))
+    before = _releases(estimator)
+    try:
+        accuracy = estimator.score(graph.nodes(np.flatnonzero(labelled)),
+                                   labels[labelled].astype(str))
+    finally:
+        _keep_releases(saved, before, args.model)
     print(f"accuracy: {accuracy:.4f} on {int(labelled.sum())} labelled nodes")
     print(estimator.privacy_)
     return 0

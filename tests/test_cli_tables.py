@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skdpgraph import Graph
+import skdpgraph._cli_tables as cli_tables
+from skdpgraph import DPMLPClassifier, Graph
 from skdpgraph._cli import main
 from skdpgraph.datasets import make_csbm
 
@@ -104,3 +105,104 @@ def test_missing_feature_column_and_bad_options(tables, capsys):
     assert main(["evaluate", "--nodes", str(paths["nodes"]), "--model",
                  str(paths["dir"] / "missing.joblib")]) == 2
     assert "missing.joblib: no such model file" in capsys.readouterr().err
+
+
+class _NoisyAtPredict(DPMLPClassifier):
+    """Makes a recorded release on every graph content it has not released on.
+
+    Like an estimator whose predictions on a new graph need fresh noise (inductive GAP,
+    private inference): the CLI's handling of such releases is tested without depending on
+    any one estimator.
+    """
+
+    def _predict_logits(self, nodes):
+        shift = self._release(nodes.graph, "test-noise",
+                              lambda streams: float(streams.numpy("release").normal()),
+                              lambda: {"epsilon": 0.25, "delta": 1e-7})
+        return super()._predict_logits(nodes) + 0.0 * shift
+
+
+def _noisy_fit_args(paths, *extra):
+    args = _fit_args(paths, *extra)
+    args[args.index("dpmlp")] = "noisy"
+    return args
+
+
+def _saved_releases(paths):
+    return joblib.load(paths["model"])["estimator"].privacy_.releases
+
+
+def test_every_release_is_saved_in_the_model_file(tables, capsys, monkeypatch):
+    monkeypatch.setattr(cli_tables, "estimator_registry", lambda: {"noisy": _NoisyAtPredict})
+    paths, nodes, _ = tables
+    first = paths["dir"] / "fit_predictions.csv"
+    # fit --predictions: the release its predictions make is in the saved model
+    assert main(_noisy_fit_args(paths, "--predictions", str(first))) == 0
+    out = capsys.readouterr().out
+    assert len(_saved_releases(paths)) == 1  # predict and predict_proba: one release
+    assert "new release recorded in privacy_.releases: test-noise on 120 nodes" in out
+
+    table_args = ["--nodes", str(paths["nodes"]), "--edges", str(paths["edges"]),
+                  "--model", str(paths["model"])]
+    for k, command in enumerate([["predict", *table_args, "--output",
+                                  str(paths["dir"] / "p.csv")],
+                                 ["evaluate", *table_args]], start=2):
+        # the tables are a new graph object: after loading, a new release with fresh noise
+        assert main(command) == 0
+        out = capsys.readouterr().out
+        releases = _saved_releases(paths)
+        assert len(releases) == k, command[0]
+        assert releases[-1]["kind"] == "test-noise" and releases[-1]["epsilon"] == 0.25
+        report = joblib.load(paths["model"])["estimator"].privacy_
+        assert f"saved in {paths['model']}" in out
+        assert (f"total so far, training and {k} releases: epsilon={report.total_epsilon:.4g}, "
+                f"delta={report.total_delta:.3g}") in out
+        assert report.total_epsilon == pytest.approx(report.epsilon + 0.25 * k)
+
+
+def test_a_release_that_cannot_be_saved_is_not_given_out(tables, capsys, monkeypatch):
+    monkeypatch.setattr(cli_tables, "estimator_registry", lambda: {"noisy": _NoisyAtPredict})
+    paths, _, _ = tables
+    assert main(_noisy_fit_args(paths)) == 0
+    capsys.readouterr()
+
+    def unwritable(value, path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(joblib, "dump", unwritable)
+    output = paths["dir"] / "p.csv"
+    assert main(["predict", "--nodes", str(paths["nodes"]), "--edges", str(paths["edges"]),
+                 "--model", str(paths["model"]), "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert "recorded a new release but the model file could not be updated" in err
+    assert not output.exists()
+    assert len(_saved_releases(paths)) == 0  # the previous model file is intact
+    assert sorted(p.name for p in paths["dir"].iterdir()) == ["edges.csv", "model.joblib",
+                                                               "nodes.csv"]
+
+
+def test_no_release_leaves_the_model_file_alone(tables, capsys):
+    paths, _, _ = tables
+    assert main(_fit_args(paths)) == 0
+    before = paths["model"].stat().st_mtime_ns
+    capsys.readouterr()
+    assert main(["evaluate", "--nodes", str(paths["nodes"]), "--edges", str(paths["edges"]),
+                 "--model", str(paths["model"])]) == 0
+    assert "new release" not in capsys.readouterr().out
+    assert paths["model"].stat().st_mtime_ns == before
+
+
+def test_gap_edge_level_release_on_the_rebuilt_graph_is_saved(tables, capsys):
+    paths, _, _ = tables
+    args = _fit_args(paths)
+    args[args.index("dpmlp")] = "gap"
+    args[args.index("hidden_dim=8")] = "privacy_level='edge'"
+    args += ["--param", "encoder_epochs=2"]
+    assert main(args) == 0
+    assert len(_saved_releases(paths)) == 0  # fitted graph: the aggregations of fit, no cost
+    capsys.readouterr()
+    assert main(["predict", "--nodes", str(paths["nodes"]), "--edges", str(paths["edges"]),
+                 "--model", str(paths["model"]), "--output", str(paths["dir"] / "p.csv")]) == 0
+    releases = _saved_releases(paths)
+    assert len(releases) == 1 and releases[0]["num_nodes"] == 120
+    assert "new release recorded in privacy_.releases" in capsys.readouterr().out

@@ -160,10 +160,15 @@ def test_draw_repetitions_follows_the_distribution(shape):
     assert (draws == 1).mean() == pytest.approx(p1, abs=0.03)
 
 
+def _search(keep_all_runs=False, random_state=0):
+    options = {"keep_all_runs": True} if keep_all_runs else {}  # default: not passed
+    return PrivateRandomSearch(DPMLPClassifier(epsilon=2.0, **dict(FAST, random_state=None)),
+                               {"lr": [0.01, 0.05, 0.1]}, mean_repetitions=3.0, shape=1.0,
+                               random_state=random_state, **options)
+
+
 def test_private_random_search_reports_the_repetition_bound(data):
-    search = PrivateRandomSearch(DPMLPClassifier(epsilon=2.0, **FAST), {"lr": [0.01, 0.05, 0.1]},
-                                 mean_repetitions=3.0, shape=1.0, random_state=0)
-    search.fit(data.nodes(), data.y)
+    search = _search(keep_all_runs=True).fit(data.nodes(), data.y)
     scores = [r["score"] for r in search.results_]
     assert len(scores) == search.n_repetitions_ >= 1
     assert search.best_score_ == max(scores)
@@ -175,54 +180,120 @@ def test_private_random_search_reports_the_repetition_bound(data):
     assert search.predict(data.nodes()).shape == (200,)
 
 
-# ------------------------------------------------------------------- pipelines and searches
-class _DPScaler(TransformerMixin, BaseEstimator):
-    """A transformer that declares its own budget, like diffprivlib's."""
-
-    def __init__(self, epsilon=0.5):
-        self.epsilon = epsilon
-
-    def fit(self, X, y=None):
-        self.scale_ = np.abs(np.asarray(X)).max(axis=0) + 1.0
-        self.epsilon_spent_, self.delta_ = self.epsilon, 0.0
-        return self
-
-    def transform(self, X):
-        return np.asarray(X.todense() if hasattr(X, "todense") else X) / self.scale_
+#: What a fitted PrivateRandomSearch may hold by default: its parameters and the selected run.
+_RELEASED = {"best_estimator_", "best_params_", "best_score_", "privacy_cost_", "classes_"}
 
 
-def test_privacy_spent_composes_the_pipeline(data):
-    pipe = Pipeline([("scale", NodeFeatureTransformer(_DPScaler(0.5))),
-                     ("clf", DPMLPClassifier(epsilon=2.0, **FAST))])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", NonPrivateStepWarning)  # a DP step does not warn
-        pipe.fit(data.nodes(), data.y)
-    cost = privacy_spent(pipe)
-    assert cost.epsilon == pytest.approx(0.5 + pipe[-1].epsilon_spent_)
-    assert cost.delta == pytest.approx(pipe[-1].delta_)
-    assert neg_epsilon_spent(pipe) == -cost.epsilon
+@pytest.fixture(scope="module")
+def fitted_search(data):
+    return _search().fit(data.nodes(), data.y)
 
 
-def test_privacy_spent_of_a_non_private_step_is_infinite(data):
-    pipe = Pipeline([("scale", NodeFeatureTransformer(StandardScaler())),
-                     ("clf", DPMLPClassifier(epsilon=2.0, **FAST))])
-    with pytest.warns(NonPrivateStepWarning, match="not differentially private"):
-        pipe.fit(data.nodes(), data.y)
-    assert privacy_spent(pipe).epsilon == math.inf
+def test_private_random_search_keeps_only_the_selected_run(data, fitted_search):
+    search = fitted_search
+    fitted = {name for name in vars(search) if name not in search.get_params(deep=False)}
+    assert fitted == _RELEASED, fitted - _RELEASED
+    for name in ("n_repetitions_", "results_", "naive_cost_"):
+        assert not hasattr(search, name)
+    # nothing reveals the number of runs: one distinct event, one fit in the bound
+    assert search.privacy_cost_.num_fits == 1
+    assert not any("keep_all_runs" in note for note in search.privacy_cost_.notes)
+    # the same search with diagnostics selects the same run: the option changes only what is kept
+    diagnosed = _search(keep_all_runs=True).fit(data.nodes(), data.y)
+    assert diagnosed.best_params_ == search.best_params_
+    assert diagnosed.best_score_ == search.best_score_
+    assert diagnosed.privacy_cost_.epsilon == search.privacy_cost_.epsilon
 
 
-def test_pipeline_in_grid_search_with_budget_refit(data):
-    pipe = Pipeline([("scale", NodeFeatureTransformer(StandardScaler(), public_features=True)),
-                     ("clf", DPMLPClassifier(**dict(FAST, epochs=1)))])
-    search = GridSearchCV(pipe, {"clf__epsilon": [0.5, 2.0, 8.0]}, cv=2, n_jobs=2,
-                          scoring=privacy_scoring("accuracy"), refit=refit_within_budget(2.0))
-    search.fit(data.nodes(), data.y)
-    spent = -np.column_stack([search.cv_results_[f"split{k}_test_epsilon"] for k in range(2)])
-    assert np.all(spent <= np.array([0.5, 2.0, 8.0])[:, None] * (1 + 1e-9))
-    assert search.best_params_["clf__epsilon"] in (0.5, 2.0)
-    assert search.best_index_ == refit_within_budget(2.0)(search.cv_results_)
-    assert search.best_estimator_[-1].epsilon_spent_ <= 2.0
-    cost = search_cost(search)
-    assert cost.num_fits == 7
-    assert cost.epsilon == pytest.approx(spent.sum() + search.best_estimator_[-1].epsilon_spent_)
-    assert search.best_estimator_.score(data.nodes(), data.y) > 0.25
+def test_private_random_search_diagnostics_are_stated_as_not_covered(data):
+    search = _search(keep_all_runs=True, random_state=3).fit(data.nodes(), data.y)
+    assert len(search.results_) == search.n_repetitions_
+    assert search.naive_cost_.num_fits == search.n_repetitions_
+    assert {r["score"] for r in search.results_} >= {search.best_score_}
+    note = [n for n in search.privacy_cost_.notes if "keep_all_runs=True" in n]
+    assert note and "NOT covered" in note[0]
+    assert all(name in note[0] for name in ("n_repetitions_", "results_", "naive_cost_"))
+
+
+def test_private_random_search_keeps_no_seed_of_its_runs(data):
+    # random_state=None: every run draws OS entropy and no run's seed is kept anywhere
+    search = _search(random_state=None).fit(data.nodes(), data.y)
+    assert search.best_estimator_.random_state is None
+    assert search.random_state is None
+
+
+def test_failed_search_leaves_it_unfitted(data):
+    from sklearn.exceptions import NotFittedError
+
+    search = _search().fit(data.nodes(), data.y)
+    # Poisson with mean 1 draws 0 runs w.p. 1/e: such a refit raises and releases nothing
+    for seed in range(30):
+        search.set_params(mean_repetitions=1.0, shape=math.inf, random_state=seed)
+        try:
+            search.fit(data.nodes(), data.y)
+        except ValueError as exc:
+            assert "drew 0 runs" in str(exc)
+            break
+    else:
+        pytest.fail("no seed drew 0 runs")
+    with pytest.raises(NotFittedError):
+        search.predict(data.nodes())
+    assert not any(name.endswith("_") for name in vars(search))
+
+
+def test_selection_costs_state_that_validation_labels_are_public(data, fitted_search):
+    def states_it(notes):
+        return any("validation labels are treated as public" in note for note in notes)
+
+    assert states_it(repeat_and_select_cost([_report(EVENT_A)], 10.0, 1.0, 1e-5).notes)
+    assert states_it(fitted_search.privacy_cost_.notes)
+    refit = refit_within_budget(2.0)
+    assert states_it(refit.notes)
+    assert "Validation labels are treated as" in refit_within_budget.__doc__
+    grid = GridSearchCV(DPMLPClassifier(**dict(FAST, epochs=1)), {"epsilon": [1.0, 2.0]}, cv=2,
+                        scoring=privacy_scoring("accuracy"), refit=refit)
+    cost = search_cost(grid.fit(data.nodes(), data.y))
+    assert states_it(cost.notes)
+    assert cost.num_fits == 5
+
+
+def _module_sources():
+    import pathlib
+
+    import skdpgraph.model_selection as package
+
+    root = pathlib.Path(package.__file__).parent
+    sources = sorted(root.glob("*.py"))
+    assert len(sources) >= 5
+    return [(path.name, path.read_text()) for path in sources]
+
+
+def test_model_selection_accounts_only_through_skdpgraph_privacy():
+    import ast
+
+    for name, source in _module_sources():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            else:
+                continue
+            assert not any(m.split(".")[0] == "dp_accounting" for m in modules), (name, modules)
+
+
+def test_model_selection_draws_randomness_only_from_random_streams():
+    import ast
+
+    makers = {"check_random_state", "default_rng", "RandomState", "Generator", "manual_seed",
+              "SeedSequence", "seed", "randint", "rand"}
+    for name, source in _module_sources():
+        tree = ast.parse(source)
+        called = {node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+                  for node in ast.walk(tree) if isinstance(node, ast.Call)
+                  and isinstance(node.func, (ast.Attribute, ast.Name))}
+        imported = {alias.name for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) for alias in node.names}
+        assert not called & makers, (name, called & makers)
+        assert "check_random_state" not in imported, name
+    assert "RandomStreams" in dict(_module_sources())["_random_search.py"]

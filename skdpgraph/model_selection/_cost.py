@@ -239,7 +239,9 @@ def repeat_and_select_cost(reports: Sequence[Any], mean: float, shape: float = 1
         rdp = repeat_and_select_rdp(single, mean, shape)
         notes = (f"{len(events)} different single-run events: the single-run RDP curve is their "
                  "pointwise maximum; it bounds the candidates that ran, so it holds if no "
-                 "candidate of the search space that did not run is less private",)
+                 "candidate of the search space that did not run is less private; which "
+                 "candidates ran depends on the number of runs, so this curve says something "
+                 "about it (search only parameters that leave the event unchanged to avoid it)",)
     return PrivacyCost(epsilon_from_rdp(rdp, target), target,
                        f"random repetition, Papernot-Steinke (mean={mean:g}, shape={shape:g})",
                        len(reports), notes + _release_note(reports) + (VALIDATION_LABELS_PUBLIC,))

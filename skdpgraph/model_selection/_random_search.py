@@ -9,16 +9,26 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterSampler, train_test_split
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from skdpgraph._random import RandomStreams
 from skdpgraph.model_selection._cost import (
+    PrivacyCost,
+    as_report,
     check_repetition_distribution,
     composition_cost,
     repeat_and_select_cost,
 )
 
-__all__ = ["PrivateRandomSearch", "draw_repetitions", "truncated_negative_binomial_gamma"]
+__all__ = ["PrivateRandomSearch", "draw_repetitions", "truncated_negative_binomial_gamma",
+           "ALL_RUNS_NOT_COVERED"]
+
+#: Stated in ``privacy_cost_.notes`` when ``keep_all_runs=True``.
+ALL_RUNS_NOT_COVERED = (
+    "keep_all_runs=True: n_repetitions_, results_ (every run's parameters and score) and "
+    "naive_cost_ are diagnostics NOT covered by this bound, which holds only when the best "
+    "run alone is released; do not publish them"
+)
 
 
 def _tnb_mean(gamma: float, shape: float) -> float:
@@ -57,13 +67,22 @@ def draw_repetitions(mean: float, shape: float, random_state: Any = None) -> int
     :math:`\eta` = ``shape`` and :math:`\gamma` set by the mean; ``shape=0`` is the
     logarithmic and ``shape=1`` the geometric distribution.
 
+    Parameters
+    ----------
+    mean, shape : float
+        The distribution (see above).
+    random_state : None, int, RandomState or numpy Generator, default=None
+        A Generator is used as is; anything else seeds a fresh stream of
+        :class:`~skdpgraph._random.RandomStreams` (OS entropy for None).
+
     Examples
     --------
     >>> draw_repetitions(1.0, 1.0, random_state=0)
     1
     """
     check_repetition_distribution(mean, shape)
-    rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))
+    rng = (random_state if isinstance(random_state, np.random.Generator)
+           else RandomStreams(random_state).numpy("split"))
     if shape == math.inf:
         return int(rng.poisson(mean))
     gamma = truncated_negative_binomial_gamma(mean, shape)
@@ -85,9 +104,10 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
     ``fit`` draws the number of runs :math:`K` (:func:`draw_repetitions`), and for each
     run draws one candidate from ``param_distributions`` (independently, uniformly from a
     grid of lists), fits it on the training part of ``X`` and scores it on a held-out
-    validation part. Only the best run is kept. Its guarantee is
-    :func:`~skdpgraph.model_selection.repeat_and_select_cost`, reported in ``privacy_cost_``
-    next to the naive composition of all runs (``naive_cost_``).
+    validation part. Only the best run is kept: its estimator, parameters and score, and
+    its guarantee :func:`~skdpgraph.model_selection.repeat_and_select_cost` in
+    ``privacy_cost_``. The bound holds only if nothing else about the runs is released,
+    not even how many there were, so nothing else is kept unless ``keep_all_runs=True``.
 
     Parameters
     ----------
@@ -105,9 +125,16 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
     validation_size : float, default=0.25
         Fraction of ``X`` held out for selection (stratified).
     delta : float, default=None
-        Target delta of the reported costs; defaults to the fits' largest delta.
+        Target delta of the reported cost; defaults to the fits' largest delta.
+    keep_all_runs : bool, default=False
+        Also keep ``n_repetitions_``, ``results_`` and ``naive_cost_``. These diagnostics
+        are NOT covered by the bound (``privacy_cost_.notes`` then says so): publish only
+        the selected run.
     random_state : int, RandomState or None, default=None
-        Seeds the number of runs, the candidates, the split and each fit.
+        Root of the search's own streams (number of runs, candidates, split) and of each
+        run's ``random_state``. With None every run gets ``random_state=None`` (fresh OS
+        entropy) and no seed is kept anywhere; with a seed each run gets one derived from
+        it, so whoever knows the seed can replay the runs.
 
     Attributes
     ----------
@@ -116,24 +143,24 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
         one more release).
     best_params_ : dict
     best_score_ : float
-    n_repetitions_ : int
-        The number of runs drawn.
-    results_ : list of dict
-        Per run: ``params``, ``score`` and ``epsilon_spent``.
+        Its validation score.
     privacy_cost_ : PrivacyCost
-        The random-repetition bound of the released model.
+        The random-repetition bound of the released run.
+    n_repetitions_ : int
+        Only with ``keep_all_runs=True`` (not covered): the number of runs drawn.
+    results_ : list of dict
+        Only with ``keep_all_runs=True`` (not covered): per run, ``params``, ``score`` and
+        ``epsilon_spent``.
     naive_cost_ : PrivacyCost
-        The composition of the runs that were executed, for comparison. It is a realised
-        value: with few runs drawn it can be below ``privacy_cost_``, but a bound fixed
-        before the search (as a guarantee must be) has to cover every number of runs the
-        distribution allows, which only ``privacy_cost_`` does.
+        Only with ``keep_all_runs=True`` (not covered: it depends on the number of runs):
+        the composition of the runs that were executed, for comparison.
 
     Notes
     -----
     The guarantee covers the training nodes under the estimator's own privacy unit. The
-    validation nodes are used to choose the run and are treated as public: their privacy
-    is not covered. For ``shape=inf`` (Poisson) the search may draw zero runs; ``fit``
-    then raises and nothing is released.
+    validation labels used to choose the run are treated as public: their privacy is not
+    covered (``privacy_cost_.notes`` says so). For ``shape=inf`` (Poisson) the search may
+    draw zero runs; ``fit`` then raises and nothing is released.
 
     References
     ----------
@@ -141,7 +168,8 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, param_distributions, *, mean_repetitions=10.0, shape=1.0,
-                 scoring=None, validation_size=0.25, delta=None, random_state=None):
+                 scoring=None, validation_size=0.25, delta=None, keep_all_runs=False,
+                 random_state=None):
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.mean_repetitions = mean_repetitions
@@ -149,40 +177,68 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
         self.scoring = scoring
         self.validation_size = validation_size
         self.delta = delta
+        self.keep_all_runs = keep_all_runs
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any) -> PrivateRandomSearch:
-        """Run the search on nodes ``X`` with labels ``y``; keep the best run."""
-        rng = check_random_state(self.random_state)
-        self.n_repetitions_ = draw_repetitions(self.mean_repetitions, self.shape, rng)
-        if self.n_repetitions_ == 0:
+        """Run the search on nodes ``X`` with labels ``y``; keep the best run only.
+
+        On any error the search is left unfitted.
+        """
+        self._reset()
+        try:
+            self._search(X, y)
+        except BaseException:
+            self._reset()
+            raise
+        return self
+
+    def _reset(self) -> None:
+        keep = set(self._get_param_names())
+        for name in [n for n in vars(self)
+                     if n not in keep and n.endswith("_") and not n.startswith("__")]:
+            delattr(self, name)
+
+    def _search(self, X: Any, y: Any) -> None:
+        streams = RandomStreams(self.random_state)
+        n_runs = draw_repetitions(self.mean_repetitions, self.shape, streams.numpy("split"))
+        if n_runs == 0:
             raise ValueError("PrivateRandomSearch drew 0 runs (Poisson); nothing is released. "
                              "Refit with another random_state or use a finite shape.")
         y = np.asarray(y)
         X_fit, X_val, y_fit, y_val = train_test_split(
-            X, y, test_size=self.validation_size, stratify=y, random_state=rng.randint(2**31 - 1))
+            X, y, test_size=self.validation_size, stratify=y,
+            random_state=streams.integer("split"))
         scorer = check_scoring(self.estimator, scoring=self.scoring)
-        self.results_, fitted = [], []
-        for _ in range(self.n_repetitions_):
+        best, events, results, reports = None, {}, [], []
+        for _ in range(n_runs):
             params = next(iter(ParameterSampler(self.param_distributions, n_iter=1,
-                                                random_state=rng.randint(2**31 - 1))))
+                                                random_state=streams.integer("split"))))
             est = clone(self.estimator).set_params(**params)
             if "random_state" in est.get_params():
-                est.set_params(random_state=rng.randint(2**31 - 1))
+                est.set_params(random_state=None if self.random_state is None
+                               else streams.integer("split"))
             est.fit(X_fit, y_fit)
             score = float(scorer(est, X_val, y_val))
-            self.results_.append({"params": params, "score": score,
-                                  "epsilon_spent": float(est.epsilon_spent_)})
-            fitted.append(est)
-        best = int(np.argmax([r["score"] for r in self.results_]))
-        self.best_estimator_ = fitted[best]
-        self.best_params_ = self.results_[best]["params"]
-        self.best_score_ = self.results_[best]["score"]
-        self.privacy_cost_ = repeat_and_select_cost(fitted, self.mean_repetitions, self.shape,
-                                                    self.delta)
-        self.naive_cost_ = composition_cost(fitted, self.privacy_cost_.delta)
+            report = as_report(est)
+            # One report per distinct event: the bound needs the single-run curves only.
+            events.setdefault(repr(report.dp_event), report)
+            if self.keep_all_runs:
+                results.append({"params": params, "score": score,
+                                "epsilon_spent": float(est.epsilon_spent_)})
+                reports.append(report)
+            if best is None or score > best[2] or (math.isnan(best[2]) and not math.isnan(score)):
+                best = (est, params, score)
+        cost = repeat_and_select_cost(list(events.values()), self.mean_repetitions, self.shape,
+                                      self.delta)
+        self.best_estimator_, self.best_params_, self.best_score_ = best
         self.classes_ = self.best_estimator_.classes_
-        return self
+        if self.keep_all_runs:
+            self.n_repetitions_ = n_runs
+            self.results_ = results
+            self.naive_cost_ = composition_cost(reports, cost.delta)
+            cost = _with_note(cost, ALL_RUNS_NOT_COVERED)
+        self.privacy_cost_ = cost
 
     def predict(self, X: Any) -> np.ndarray:
         """Predictions of the selected run."""
@@ -198,3 +254,7 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
         """Score of the selected run."""
         check_is_fitted(self)
         return self.best_estimator_.score(X, y)
+
+
+def _with_note(cost: PrivacyCost, note: str) -> PrivacyCost:
+    return PrivacyCost(cost.epsilon, cost.delta, cost.method, cost.num_fits, cost.notes + (note,))

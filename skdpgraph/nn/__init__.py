@@ -5,6 +5,8 @@ from skdpgraph.nn._gap import GAPClassificationModule, GAPEncoder
 from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.nn._gnn import BACKBONES, GNN
 from skdpgraph.nn._llp import llp_loss, train_llp_gnn
+from skdpgraph.nn._star_inference import (encode_nodes, logits_from_sums, root_cross_entropy,
+                                          root_logits)
 
 __all__ = [
     "DenseSubgraphConv",
@@ -15,3 +17,4 @@ __all__ = [
 ]
 __all__ += ["BACKBONES", "GNN", "llp_loss", "train_llp_gnn"]
 __all__ += ["GAPClassificationModule", "GAPEncoder"]
+__all__ += ["encode_nodes", "logits_from_sums", "root_cross_entropy", "root_logits"]

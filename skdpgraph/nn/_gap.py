@@ -9,11 +9,17 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from skdpgraph.nn._mlp import MLP, make_activation
+from typing import Any
 
-__all__ = ["GAPEncoder", "GAPClassificationModule"]
+import numpy as np
+
+from skdpgraph.nn._mlp import MLP, make_activation
+from skdpgraph.privacy._aggregation import row_normalize
+
+__all__ = ["BestEpoch", "GAPEncoder", "GAPClassificationModule", "embed_nodes", "hop_inputs"]
 
 _COMBINE = ("cat", "sum", "max")
+_CHUNK = 65536  # rows embedded at a time: bounds memory on wide sparse features
 
 
 class GAPEncoder(nn.Module):
@@ -115,3 +121,84 @@ class GAPClassificationModule(nn.Module):
         else:
             h = torch.stack(hops, dim=0).max(dim=0).values
         return self.head(self.dropout(self.activation(h)))
+
+
+def embed_nodes(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Tensor:
+    """Row-normalised embeddings ``rownorm(encoder.embed(x))`` of ``index`` (all nodes if None).
+
+    ``graph`` is a :class:`~skdpgraph.graph.Graph`; its feature rows are read in chunks, so
+    wide sparse features are never densified all at once. Returns a CPU tensor of shape
+    (n, hidden_dim), computed without gradients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgraph import Graph
+    >>> graph = Graph([[0], [1]], np.ones((2, 5)))
+    >>> out = embed_nodes(GAPEncoder(5, 8, 3), graph)
+    >>> out.shape, bool(torch.allclose(out.norm(dim=-1), torch.ones(2)))
+    (torch.Size([2, 8]), True)
+    """
+    index = np.arange(graph.num_nodes) if index is None else np.asarray(index)
+    device = next(encoder.parameters()).device
+    with torch.no_grad():
+        parts = [encoder.embed(torch.from_numpy(graph.features(index[i:i + _CHUNK])).to(device)).cpu()
+                 for i in range(0, len(index), _CHUNK)]
+    hidden = encoder.head.in_features
+    return row_normalize(torch.cat(parts) if parts else torch.zeros(0, hidden))
+
+
+def hop_inputs(encoder: GAPEncoder, nodes: Any, aggregations: torch.Tensor) -> torch.Tensor:
+    """Classifier inputs of ``nodes``: own embedding, then its K aggregation rows.
+
+    Parameters
+    ----------
+    encoder : GAPEncoder
+    nodes : Nodes
+        The query nodes (a :class:`~skdpgraph.graph.Nodes` view of a graph).
+    aggregations : Tensor of shape (num_nodes, K, hidden_dim)
+        The PMA output on ``nodes.graph``.
+
+    Returns
+    -------
+    Tensor of shape (len(nodes), K + 1, hidden_dim)
+    """
+    index = torch.from_numpy(np.array(nodes.index, dtype=np.int64))
+    own = embed_nodes(encoder, nodes.graph, nodes.index)
+    return torch.cat([own.unsqueeze(1), aggregations[index]], dim=1)
+
+
+class BestEpoch:
+    """A ``train_dpsgd`` ``on_epoch`` callback that keeps the best epoch on held-out nodes.
+
+    After every epoch it records ``validation_accuracy`` on ``(inputs, labels)`` and
+    copies the weights when the accuracy improves; :meth:`restore` loads the best copy.
+    The selection reads the held-out labels without noise: use it only where they are
+    public (edge-level GAP).
+
+    Parameters
+    ----------
+    inputs : Tensor
+        Held-out model inputs, on the module's device.
+    labels : ndarray of shape (n,)
+        Held-out labels (encoded as class indices).
+    """
+
+    def __init__(self, inputs: torch.Tensor, labels: np.ndarray) -> None:
+        self.inputs, self.labels = inputs, np.asarray(labels)
+        self.accuracy, self.state = -1.0, None
+
+    def __call__(self, module: nn.Module, record: dict) -> None:
+        with torch.no_grad():
+            predicted = module.eval()(self.inputs).argmax(-1).cpu().numpy()
+        module.train()
+        record["validation_accuracy"] = accuracy = float((predicted == self.labels).mean())
+        if accuracy > self.accuracy:
+            self.accuracy = accuracy
+            self.state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+    def restore(self, module: nn.Module) -> nn.Module:
+        """Load the best epoch's weights into ``module`` (unchanged if none was recorded)."""
+        if self.state is not None:
+            module.load_state_dict(self.state)
+        return module

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -55,11 +56,9 @@ def llp_loss(probs: torch.Tensor, bag: torch.Tensor, target: torch.Tensor) -> to
     return kl.sum(dim=1).mean()
 
 
-def train_llp_gnn(module: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,
-                  train_index: torch.Tensor, targets: torch.Tensor, bag: torch.Tensor,
-                  proportions: torch.Tensor, *, llp_weight: float, epochs: int, lr: float,
-                  max_grad_norm: float | None = None, val_index: torch.Tensor | None = None,
-                  val_targets: torch.Tensor | None = None, verbose: bool = False,
+def train_llp_gnn(module: nn.Module, x, edge_index, train_index, targets, bag, proportions, *,
+                  llp_weight: float, epochs: int, lr: float, max_grad_norm: float | None = None,
+                  val_index=None, val_targets=None, verbose: bool = False,
                   desc: str = "train") -> tuple[list[dict], int]:
     r"""Full-batch Adam on :math:`\mathrm{CE} + \alpha\,\mathcal{L}_{llp}` (no DP-SGD).
 
@@ -67,10 +66,15 @@ def train_llp_gnn(module: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,
     ``val_targets`` and the parameters of the first epoch with the best accuracy are
     loaded back into ``module`` at the end (early-stopping model selection).
 
+    Every array argument may be a Tensor or an array-like; it is moved to the device of
+    ``module``'s parameters.
+
     Parameters
     ----------
     module : nn.Module
         Called as ``module(x, edge_index)``; returns logits of every node.
+    x, edge_index : Tensor or array
+        Node features and the ``(2, E)`` edge index.
     train_index, targets : Tensor of int64
         Nodes with a supervised loss and their target classes.
     bag, proportions
@@ -78,7 +82,7 @@ def train_llp_gnn(module: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,
     max_grad_norm : float or None, default=None
         Clip the global gradient norm to this value (stability only, not privacy).
     val_index, val_targets : Tensor of int64 or None
-        Model-selection nodes and their targets.
+        Model-selection nodes and their targets (None or empty: no selection).
 
     Returns
     -------
@@ -89,6 +93,13 @@ def train_llp_gnn(module: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,
     """
     from tqdm.auto import tqdm
 
+    device = next(module.parameters()).device
+    x, edge_index, train_index, targets, bag, proportions = (
+        _tensor(a, device) for a in (x, edge_index, train_index, targets, bag, proportions))
+    if val_index is not None and len(val_index) == 0:
+        val_index = None
+    if val_index is not None:
+        val_index, val_targets = _tensor(val_index, device), _tensor(val_targets, device)
     optimizer = torch.optim.Adam(module.parameters(), lr=lr)
     history, best, best_epoch, best_state = [], -1.0, epochs, None
     for epoch in tqdm(range(1, epochs + 1), desc=desc, disable=not verbose):
@@ -116,3 +127,9 @@ def train_llp_gnn(module: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,
     if best_state is not None:
         module.load_state_dict(best_state)
     return history, best_epoch
+
+
+def _tensor(value, device: torch.device) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    return torch.as_tensor(np.asarray(value), device=device)

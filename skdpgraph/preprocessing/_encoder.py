@@ -35,7 +35,9 @@ class CategoricalFeatureEncoder(TransformerMixin, BaseEstimator):
     n_bins : int, default=4
         Number of bins for non-binary inputs.
     feature_range : tuple (min, max), default=None
-        Public range the bins cover. None reads each column's min and max in ``fit``.
+        Public range the bins cover (``min < max``, finite). None reads each column's min
+        and max in ``fit``, which keeps them in ``bin_edges_``: pass a public range when
+        the data are private.
 
     Attributes
     ----------
@@ -97,9 +99,9 @@ class CategoricalFeatureEncoder(TransformerMixin, BaseEstimator):
         dense = X.toarray() if sp.issparse(X) else X
         if self.feature_range is None:
             low, high = dense.min(axis=0), dense.max(axis=0)
+            high = np.where(high > low, high, low + 1.0)
         else:
-            low, high = (np.full(d, float(v)) for v in self.feature_range)
-        high = np.where(high > low, high, low + 1.0)
+            low, high = (np.full(d, v) for v in _check_range(self.feature_range))
         steps = np.linspace(0.0, 1.0, self.n_bins + 1)
         self.bin_edges_ = low[:, None] + (high - low)[:, None] * steps[None, :]
         self.domain_sizes_ = np.full(d, self.n_bins, dtype=np.int64)
@@ -120,6 +122,18 @@ class CategoricalFeatureEncoder(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         return np.array([f"categoricalfeatureencoder{i}" for i in range(self.domain_sizes_.size)],
                         dtype=object)
+
+
+def _check_range(feature_range: Any) -> tuple[float, float]:
+    """``feature_range`` as two finite floats ``low < high``, or raise."""
+    try:
+        low, high = (float(v) for v in feature_range)
+    except (TypeError, ValueError):
+        low = high = float("nan")
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ValueError("CategoricalFeatureEncoder: feature_range must be a (low, high) pair of "
+                         f"finite numbers with low < high; got {feature_range!r}.")
+    return low, high
 
 
 def _or_groups(X: Any, group_size: int) -> np.ndarray:

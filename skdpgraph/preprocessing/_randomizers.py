@@ -13,26 +13,56 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from skdpgraph._random import make_seeds
+from skdpgraph._random import RandomStreams
 from skdpgraph._validation import Interval, fit_context
+from skdpgraph.preprocessing._encoder import CategoricalFeatureEncoder
 from skdpgraph.privacy import grr_fs_epsilon, grr_fs_randomize, grr_randomize
 
-__all__ = ["GRRFeatureRandomizer", "GRRLabelRandomizer", "randomizer_rng",
-           "FEATURE_STREAM", "LABEL_STREAM"]
-
-#: Stream tags: features and labels draw from independent streams of one seed.
-FEATURE_STREAM, LABEL_STREAM = 1, 2
+__all__ = ["GRRFeatureRandomizer", "GRRLabelRandomizer", "client_generators", "feature_schema",
+           "feature_reports"]
 
 
-def randomizer_rng(seed: int, stream: int, *key: int) -> np.random.Generator:
-    """The generator of one randomiser: independent per ``(stream, seed, *key)``.
+def client_generators(streams: RandomStreams) -> tuple[np.random.Generator, np.random.Generator]:
+    """The generators of the feature (GRR-FS) and label (GRR) randomisers, in this order.
 
-    :class:`GRRFeatureRandomizer` and :class:`GRRLabelRandomizer` draw from
-    ``randomizer_rng(make_seeds(random_state).seed, stream)``, and so does
-    ``RGNNClassifier(randomize=True)``, which is why pre-randomising with the
+    Two independent ``"clients"`` streams of ``streams``. :class:`GRRFeatureRandomizer`
+    and :class:`GRRLabelRandomizer` take theirs from ``RandomStreams(random_state)``, and
+    so does ``RGNNClassifier(randomize=True)`` in ``fit``: pre-randomising with the
     transformers and the estimator's own randomisation agree for one ``random_state``.
     """
-    return np.random.default_rng([int(stream), int(seed), *map(int, key)])
+    return streams.numpy("clients"), streams.numpy("clients")
+
+
+def feature_schema(x: Any, *, randomize: bool, group_size: int | None,
+                   feature_range: tuple, name: str
+                   ) -> tuple[CategoricalFeatureEncoder | None, np.ndarray]:
+    """The public schema of the clients' features: ``(encoder, domain sizes)``.
+
+    ``randomize=True``: a :class:`CategoricalFeatureEncoder` with ``group_size`` and the
+    public ``feature_range`` (whether ``x`` is binary is read from it; no bound is).
+    False: ``x`` already holds GRR-FS codes; the encoder is None and the domain sizes
+    are ``max(code) + 1`` per column (at least 2), post-processing of the reports.
+    """
+    if randomize:
+        encoder = CategoricalFeatureEncoder(group_size=group_size, feature_range=feature_range)
+        return encoder.fit(x), encoder.domain_sizes_
+    codes = check_codes(x.toarray() if hasattr(x, "toarray") else x, name)
+    return None, np.maximum(codes.max(axis=0) + 1, 2)
+
+
+def feature_reports(x: Any, encoder: CategoricalFeatureEncoder | None, domain_sizes: np.ndarray,
+                    epsilon_per_feature: float, n_sampled_features: int,
+                    rng: np.random.Generator | None, *, name: str) -> np.ndarray:
+    """Every row's GRR-FS report: encoded and randomised with ``rng``, or (``encoder`` None)
+    the codes ``x`` already holds, checked against ``domain_sizes``."""
+    if encoder is not None:
+        return grr_fs_randomize(encoder.transform(x), domain_sizes, epsilon_per_feature,
+                                n_sampled_features, rng)
+    codes = check_codes(x.toarray() if hasattr(x, "toarray") else x, name)
+    if codes.shape[1] != len(domain_sizes) or np.any(codes >= domain_sizes):
+        raise ValueError(f"{name}: feature codes exceed the domain sizes seen in fit "
+                         f"({np.asarray(domain_sizes).tolist()[:10]}).")
+    return codes
 
 
 def check_codes(X: Any, name: str) -> np.ndarray:
@@ -66,9 +96,10 @@ class GRRFeatureRandomizer(TransformerMixin, BaseEstimator):
         Number of categories of each column (the public schema). None takes
         ``max(code) + 1`` per column (at least 2) in ``fit``.
     random_state : int, RandomState or None, default=None
-        Seed of the randomisation. ``transform`` is deterministic for a fixed seed, so
-        repeating it releases nothing new; with None every call is a fresh release.
-        Leave it None in a deployment.
+        Root of the randomisation's stream (see :func:`client_generators`). ``transform``
+        is deterministic for a fixed int, so repeating it releases nothing new; with None
+        every call draws fresh OS entropy and is a fresh release. Leave it None in a
+        deployment.
 
     Attributes
     ----------
@@ -127,7 +158,7 @@ class GRRFeatureRandomizer(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = check_codes(validate_data(self, X, dtype=None, reset=False),
                         "GRRFeatureRandomizer.transform")
-        rng = randomizer_rng(make_seeds(self.random_state).seed, FEATURE_STREAM)
+        rng = client_generators(RandomStreams(self.random_state))[0]
         return grr_fs_randomize(X, self.domain_sizes_, self.epsilon_per_feature,
                                 self.n_sampled_features_, rng)
 
@@ -146,7 +177,7 @@ class GRRLabelRandomizer(TransformerMixin, BaseEstimator):
     classes : array-like, default=None
         The public label domain. None takes the classes seen in ``fit``.
     random_state : int, RandomState or None, default=None
-        As for :class:`GRRFeatureRandomizer` (an independent stream of the same seed).
+        As for :class:`GRRFeatureRandomizer` (an independent stream of the same root).
 
     Attributes
     ----------
@@ -187,7 +218,7 @@ class GRRLabelRandomizer(TransformerMixin, BaseEstimator):
         if np.any(unknown):
             raise ValueError(f"GRRLabelRandomizer: y contains labels outside classes_: "
                              f"{np.unique(y[unknown]).tolist()[:5]}.")
-        rng = randomizer_rng(make_seeds(self.random_state).seed, LABEL_STREAM)
+        rng = client_generators(RandomStreams(self.random_state))[1]
         return self.classes_[grr_randomize(codes, self.classes_.size, self.epsilon, rng)]
 
     def fit_transform(self, y: Any) -> np.ndarray:

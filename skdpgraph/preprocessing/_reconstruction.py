@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skdpgraph.graph import Graph
+from skdpgraph.preprocessing._randomizers import feature_reports
 from skdpgraph.privacy import grr_fs_frequency_estimate, label_transition_matrix
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "one_hot_blocks",
     "feature_frequency_estimates",
     "reconstruct_features",
+    "reconstruct_from_clients",
     "reconstruct_labels",
     "bag_label_proportions",
     "holdout_split",
@@ -114,6 +116,20 @@ def reconstruct_features(operator: sp.csr_matrix, reports: np.ndarray, domain_si
         else:
             columns.append(np.eye(size)[block.argmax(axis=1)])
     return np.hstack(columns).astype(np.float32)
+
+
+def reconstruct_from_clients(graph: Graph, encoder, domain_sizes: np.ndarray,
+                             epsilon_per_feature: float, n_sampled_features: int, hops: int,
+                             rng: np.random.Generator | None, *, operator=None,
+                             name: str = "reconstruct_from_clients") -> np.ndarray:
+    """Every node's GRR-FS report (simulated with ``rng``, or read from ``graph`` when
+    ``encoder`` is None; see :func:`~skdpgraph.preprocessing._randomizers.feature_reports`),
+    reconstructed over ``graph`` by :func:`reconstruct_features`."""
+    reports = feature_reports(graph.x, encoder, domain_sizes, epsilon_per_feature,
+                              n_sampled_features, rng, name=name)
+    operator = mean_propagation_operator(graph) if operator is None else operator
+    return reconstruct_features(operator, reports, domain_sizes, epsilon_per_feature,
+                                n_sampled_features, hops)
 
 
 def _debias(frequencies: np.ndarray, epsilon: float, n_classes: int) -> np.ndarray:

@@ -13,7 +13,11 @@ a declared sensitivity, and the estimators only compose it.
 with ``A[target, source] = 1`` (sum over in-neighbours, no self-loops, no degree
 normalisation) [SSBG23]_. Every row of ``X̄_{k-1}`` has norm <= 1, so the L2 change of
 ``A X̄_{k-1}`` is: adding/removing one directed edge, 1; one undirected edge, sqrt(2);
-one node of out-degree <= D (its row held fixed), sqrt(D) on the other nodes' rows.
+one node v of out-degree <= D, sqrt(D) on the *other* nodes' rows (v's own row, the
+sum over its in-neighbours, held fixed, as in [SSBG23]_); and, when the in-degree is
+bounded by D_in as well, sqrt(D_in^2 + D) on all rows, v's own included (its row, a sum
+of at most D_in unit vectors, moves by at most D_in; each of its <= D out-neighbours'
+rows by one unit vector). The removed node is isolated: the node set is public.
 
 References
 ----------
@@ -138,24 +142,33 @@ def noisy_sum_aggregation(adjacency: sp.spmatrix | torch.Tensor, x: torch.Tensor
     return aggregated
 
 
-def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | None = None) -> float:
+def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | None = None,
+                    max_in_degree: int | None = None) -> float:
     """L2 sensitivity of one PMA hop for the privacy unit.
 
     ``"edge"``: one undirected edge moves two rows by a unit vector each (sqrt(2)); one
     directed edge moves one row (1). ``"node"``: a node of out-degree <= D moves the
-    rows of its <= D out-neighbours by a unit vector each (sqrt(D)).
+    rows of its <= D out-neighbours by a unit vector each (sqrt(D)), its own row held
+    fixed; with ``max_in_degree`` D_in its own row (a sum of <= D_in unit vectors) is
+    charged too: sqrt(D_in^2 + D).
 
     Examples
     --------
     >>> pma_sensitivity("edge", directed=False), pma_sensitivity("node", directed=False, max_degree=100)
     (1.4142135623730951, 10.0)
+    >>> pma_sensitivity("node", directed=False, max_degree=16, max_in_degree=3)
+    5.0
     """
     if privacy_level == "edge":
         return 1.0 if directed else math.sqrt(2.0)
     if privacy_level == "node":
         if max_degree is None or max_degree < 1:
             raise ValueError(f"pma_sensitivity: node level needs max_degree >= 1; got {max_degree}.")
-        return math.sqrt(max_degree)
+        if max_in_degree is None:
+            return math.sqrt(max_degree)
+        if max_in_degree < 1:
+            raise ValueError(f"pma_sensitivity: max_in_degree must be >= 1; got {max_in_degree}.")
+        return math.sqrt(max_in_degree ** 2 + max_degree)
     raise ValueError(f"pma_sensitivity: privacy_level must be 'edge' or 'node'; got {privacy_level!r}.")
 
 

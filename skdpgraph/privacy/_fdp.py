@@ -1,20 +1,48 @@
-"""Multi-term RDP bound for node-level DP-SGD on degree-bounded graphs (FDP).
+"""FDP's accounting: the multi-term RDP bound and the plan of one FDP fit.
 
-Pure math: numbers in, numbers out. The bound is the one of Daigavane et al.
-(2021) for one-layer GNNs trained with DP-SGD on fixed-size batches drawn
-without replacement, where removing a node changes at most ``K' = K + 1``
-per-example terms (the node's own star and the stars of at most ``K``
-nodes it points to).
+The bound is the one of Daigavane et al. (2021) for one-layer GNNs trained with
+DP-SGD on fixed-size batches drawn without replacement from a public number
+``N`` of training stars. Its neighbouring relation is :data:`FDP_RELATION`: one
+node is replaced by an isolated node, which changes at most ``K' = K + 1`` of
+the ``N`` per-example terms (the node's own star and the at most ``K`` stars it
+feeds), each by up to ``2C``. :class:`FDPPlan` composes that bound with, when
+asked, the Gaussian release of FDP's private inference
+(:mod:`skdpgraph.privacy._fdp_inference`).
 """
 
+from __future__ import annotations
+
+import functools
+import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 from scipy.stats import hypergeom
 
-__all__ = ["compute_rdp_fdp"]
+from skdpgraph.privacy._accountant import (FINE_ORDERS, compute_rdp, epsilon_from_rdp,
+                                           gaussian_event)
+from skdpgraph.privacy._calibration import calibrate_noise_multiplier
+from skdpgraph.privacy._plan import DPSGDPlan
+from skdpgraph.privacy._report import NON_PRIVATE_NOTE
+
+__all__ = ["FDP_RELATION", "FDPPlan", "compute_rdp_fdp", "fdp_relation", "plan_fdp"]
+
+#: FDP's neighbouring relation, stated the same way by the bound, the plan, the
+#: estimator's report and the user guide. Replace-one at the level of the ``N``
+#: training examples: a non-training node may equally be added or removed (an
+#: isolated non-training node changes nothing), a training node keeps its slot.
+FDP_RELATION = ("replace one node by an isolated node (any features and label, no "
+                "edges); the number of training nodes is public")
+
+
+def fdp_relation(max_degree: int) -> str:
+    """:data:`FDP_RELATION` with what it changes for the degree bound ``max_degree`` (K)."""
+    k = int(max_degree)
+    return (f"{FDP_RELATION}; at most K+1 = {k + 1} of the training stars change, each "
+            "by up to 2C (sensitivity 2(K+1)C)")
 
 
 def compute_rdp_fdp(
@@ -30,9 +58,10 @@ def compute_rdp_fdp(
     One step samples ``batch_size`` of the ``num_train`` training examples
     uniformly without replacement, clips every per-example gradient to norm
     ``C``, sums them and adds Gaussian noise of standard deviation
-    ``noise_multiplier * 2 * K' * C`` with ``K' = max_degree + 1``. Removing
-    one node changes at most ``K'`` per-example terms; the number of them that
-    land in the batch is :math:`\rho \sim \mathrm{Hypergeometric}(N, K', B)`.
+    ``noise_multiplier * 2 * K' * C`` with ``K' = max_degree + 1``. Replacing
+    one node by an isolated node changes at most ``K'`` per-example terms, each
+    by up to ``2C``; the number of them that land in the batch is
+    :math:`\rho \sim \mathrm{Hypergeometric}(N, K', B)`.
     The per-step bound (for an order :math:`\alpha > 1`) is
 
     .. math::
@@ -76,12 +105,17 @@ def compute_rdp_fdp(
 
     Notes
     -----
-    Neighbouring relation: node-level, add/remove one node and its edges in
-    a graph whose training examples satisfy the degree bound (the bound must
-    hold for both graphs; it is an assumption on the data or enforced by a
-    data-independent sampler). Edge cases are handled first: ``batch_size ==
-    0``, ``steps == 0`` or ``noise_multiplier == inf`` give 0, otherwise
-    ``noise_multiplier == 0`` gives ``inf``.
+    Neighbouring relation (replace-one, ``N`` public): replace one node by an
+    isolated node (any features and label, no edges); the number of training
+    nodes is public (:data:`FDP_RELATION`). Both graphs must satisfy the
+    degree bound: every node feeds at most ``K`` training stars. skdpgraph
+    enforces it with data-dependent samplers
+    (:func:`~skdpgraph.sampling.bound_star_membership`: replacing a node
+    changes which edges its in-neighbours keep), so the bound holds with the
+    degree-bounded stars taken as the input, as in Daigavane et al. Edge
+    cases are handled first: ``batch_size == 0``, ``steps == 0`` or
+    ``noise_multiplier == inf`` give 0, otherwise ``noise_multiplier == 0``
+    gives ``inf``.
 
     The sum is evaluated in log space (log-pmf plus exponent, then
     ``logsumexp``), so large orders and small ``noise_multiplier`` do not
@@ -192,3 +226,154 @@ def _check_fdp_args(noise_multiplier, num_train, batch_size, max_degree, steps, 
             f"orders must be a non-empty array of finite values > 1. Got {orders!r} instead."
         )
     return sigma, int(num_train), int(batch_size), int(max_degree) + 1, int(steps), orders
+
+
+@dataclass(frozen=True)
+class FDPPlan:
+    """The privacy plan of one FDP fit: multi-term DP-SGD, plus one inference release.
+
+    Implements :class:`~skdpgraph.privacy.PrivacyPlan`. Epsilon is the RDP sum of
+    :func:`compute_rdp_fdp` for the training run and, with ``private_inference``, one
+    Gaussian mechanism of multiplier ``noise_multiplier`` (the noisy neighbour sums of
+    the training graph, released once in ``fit``), converted on ``FINE_ORDERS``.
+
+    Parameters
+    ----------
+    training : DPSGDPlan
+        The DP-SGD run (fixed-size batches without replacement, sensitivity 2(K+1)).
+    max_degree : int
+        The degree bound K.
+    private_inference : bool, default=False
+        Whether the plan pays for one release of noisy neighbour sums.
+    degree_sampler : str, default="bernoulli"
+        The sampler that enforces K (for the report).
+
+    Examples
+    --------
+    >>> plan = plan_fdp(epsilon=4.0, delta=1e-4, num_train=200, batch_size=50, steps=40,
+    ...                 max_degree=2, max_grad_norm=1.0)
+    >>> plan.epsilon(1e-4) <= 4.0, plan.dp_event() is None
+    (True, True)
+    """
+
+    training: DPSGDPlan
+    max_degree: int
+    private_inference: bool = False
+    degree_sampler: str = "bernoulli"
+
+    def __post_init__(self) -> None:
+        if self.training.sampling != "without_replacement" or not math.isclose(
+                self.training.sensitivity, 2.0 * (int(self.max_degree) + 1)):
+            raise ValueError("FDPPlan: the training run must draw fixed-size batches without "
+                             "replacement with sensitivity 2(K+1) (the multi-term bound's "
+                             f"mechanism); got sampling={self.training.sampling!r}, "
+                             f"sensitivity={self.training.sensitivity}.")
+
+    @property
+    def private(self) -> bool:
+        return self.training.private
+
+    @property
+    def noise_multiplier(self) -> float | None:
+        return self.training.noise_multiplier
+
+    @property
+    def relation(self) -> str:
+        return fdp_relation(self.max_degree)
+
+    def rdp(self, steps: int | None = None, *, inference: bool | None = None) -> np.ndarray:
+        """RDP curve on ``FINE_ORDERS`` of ``steps`` steps (all by default) and, if
+        ``inference`` (the plan's ``private_inference`` by default), the release."""
+        plan = self.training
+        steps = plan.steps if steps is None else int(steps)
+        inference = self.private_inference if inference is None else inference
+        rdp = compute_rdp_fdp(plan.noise_multiplier, plan.num_examples, plan.batch_size,
+                              int(self.max_degree), steps, FINE_ORDERS)
+        if inference:
+            rdp = rdp + compute_rdp(gaussian_event(plan.noise_multiplier), orders=FINE_ORDERS)
+        return rdp
+
+    def epsilon(self, delta: float, steps: int | None = None, *,
+                inference: bool | None = None) -> float:
+        """Epsilon at ``delta`` (``inf`` when not private); see :meth:`rdp`."""
+        if not self.private:
+            return math.inf
+        return epsilon_from_rdp(self.rdp(steps, inference=inference), delta, orders=FINE_ORDERS)
+
+    def dp_event(self) -> None:
+        """None: dp-accounting has no event for the multi-term bound."""
+        return None
+
+    @property
+    def accountant(self) -> str:
+        if not self.private:
+            return "none"
+        return ("FDP multi-term hypergeometric RDP (Daigavane et al. 2021)"
+                + (" + Gaussian RDP" if self.private_inference else "")
+                + ", Balle et al. 2020 conversion on FINE_ORDERS")
+
+    @property
+    def mechanism(self) -> str:
+        if not self.private:
+            return NON_PRIVATE_NOTE
+        plan = self.training
+        return (f"DP-SGD on degree-bounded stars ({self.degree_sampler}, K={self.max_degree}): "
+                f"fixed-size batches of {plan.batch_size} of {plan.num_examples} without "
+                f"replacement, {plan.steps} steps, clip C={plan.max_grad_norm:g}, noise std "
+                f"{plan.noise_multiplier:.4g} x {plan.sensitivity:g}C")
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        if not self.private:
+            return ()
+        plan = self.training
+        events = (f"FDP multi-term DP-SGD: N={plan.num_examples}, B={plan.batch_size}, "
+                  f"K'={self.max_degree + 1}, sigma={plan.noise_multiplier:.4g}, T={plan.steps}",)
+        if self.private_inference:
+            events += (f"Gaussian (the inference release on the training graph, made in fit): "
+                       f"noise multiplier {plan.noise_multiplier:.4g}",)
+        return events
+
+
+def plan_fdp(*, epsilon: float, delta: float, num_train: int, batch_size: int, steps: int,
+             max_degree: int, max_grad_norm: float, noise_multiplier: float | None = None,
+             private_inference: bool = False, degree_sampler: str = "bernoulli",
+             context: str = "FDP") -> FDPPlan:
+    """Plan an FDP fit from public quantities, calibrating the noise when not given.
+
+    ``epsilon=inf`` without ``noise_multiplier`` gives a non-private plan. A given
+    ``noise_multiplier`` is used as is; :func:`~skdpgraph.privacy.check_plan` then
+    refuses it, before training, if its epsilon exceeds the budget.
+
+    Raises
+    ------
+    PrivacyBudgetError
+        If calibration cannot meet ``epsilon``.
+    """
+    batch_size = min(int(batch_size), int(num_train))
+    common = dict(sampling="without_replacement", num_examples=int(num_train),
+                  batch_size=batch_size, steps=int(steps),
+                  sensitivity=2.0 * (int(max_degree) + 1))
+    extra = dict(max_degree=int(max_degree), private_inference=bool(private_inference),
+                 degree_sampler=degree_sampler)
+    if math.isinf(epsilon) and noise_multiplier is None:
+        return FDPPlan(DPSGDPlan(noise_multiplier=None, max_grad_norm=None, **common), **extra)
+    if noise_multiplier is None:
+        noise_multiplier = _calibrated(int(num_train), batch_size, int(steps), int(max_degree),
+                                       bool(private_inference), float(delta), float(epsilon),
+                                       context)
+    return FDPPlan(DPSGDPlan(noise_multiplier=float(noise_multiplier),
+                             max_grad_norm=max_grad_norm, **common), **extra)
+
+
+@functools.lru_cache(maxsize=128)
+def _calibrated(num_train: int, batch_size: int, steps: int, max_degree: int,
+                inference: bool, delta: float, epsilon: float, context: str) -> float:
+    """Cached: searches and cross-validation calibrate the same plan many times."""
+
+    def epsilon_for(sigma: float) -> float:
+        training = DPSGDPlan("without_replacement", num_train, batch_size, steps, sigma, 1.0,
+                             sensitivity=2.0 * (max_degree + 1))
+        return FDPPlan(training, max_degree, inference).epsilon(delta)
+
+    return calibrate_noise_multiplier(epsilon_for, epsilon, context=context)

@@ -32,9 +32,14 @@ from dp_accounting.pld.privacy_loss_mechanism import GaussianPrivacyLoss
 
 from skdpgraph.privacy._calibration import MAX_NOISE_MULTIPLIER, PrivacyBudgetError
 
-__all__ = ["gaussian_delta", "gaussian_epsilon", "calibrate_gaussian_noise"]
+__all__ = ["MAX_GAUSSIAN_EPSILON", "gaussian_delta", "gaussian_epsilon", "calibrate_gaussian_noise"]
 
 _RTOL = 1e-9
+
+#: Largest epsilon the Gaussian calibration accepts. The curve is evaluated in float64:
+#: at epsilon ~ 1e12 the multiplier is ~ 7e-7 and the arguments of Phi (~ 7e5) still
+#: carry ~ 1e-10 absolute precision; from ~ 1e24 on they carry none.
+MAX_GAUSSIAN_EPSILON = 1e12
 
 
 def gaussian_delta(noise_multiplier: float, epsilon: float, *, count: int = 1) -> float:
@@ -77,9 +82,10 @@ def gaussian_epsilon(noise_multiplier: float, delta: float, *, count: int = 1) -
     low, high = 0.0, 1.0
     while gaussian_delta(noise_multiplier, high, count=count) > delta:
         low, high = high, 2 * high
-        if high > 1e6:
+        if high > 4 * MAX_GAUSSIAN_EPSILON:
             raise PrivacyBudgetError(
-                f"gaussian_epsilon: epsilon exceeds 1e6 for noise multiplier {noise_multiplier:.4g}."
+                f"gaussian_epsilon: noise multiplier {noise_multiplier:.4g} gives epsilon above "
+                f"{MAX_GAUSSIAN_EPSILON:g} (the largest the Gaussian calibration supports)."
             )
     while high - low > _RTOL * high:
         middle = (low + high) / 2
@@ -100,7 +106,9 @@ def calibrate_gaussian_noise(epsilon: float, delta: float, *, count: int = 1,
     Raises
     ------
     PrivacyBudgetError
-        If the budget is not finite and positive, or needs a multiplier above 1e6.
+        If the budget is not finite and positive, exceeds :data:`MAX_GAUSSIAN_EPSILON`
+        (the message names ``epsilon`` and points to ``epsilon=np.inf``), or needs a
+        multiplier above 1e6.
 
     Examples
     --------
@@ -111,6 +119,10 @@ def calibrate_gaussian_noise(epsilon: float, delta: float, *, count: int = 1,
     if not (epsilon > 0 and math.isfinite(epsilon) and 0 < delta < 1):
         raise PrivacyBudgetError(f"{context}: need finite epsilon > 0 and delta in (0, 1); got "
                                  f"epsilon={epsilon}, delta={delta}.")
+    if epsilon > MAX_GAUSSIAN_EPSILON:
+        raise PrivacyBudgetError(
+            f"{context}: epsilon={epsilon:g} is beyond what the Gaussian calibration supports "
+            f"(max {MAX_GAUSSIAN_EPSILON:g}); use epsilon=np.inf for the non-private model.")
 
     def too_small(sigma: float) -> bool:
         return gaussian_delta(sigma, epsilon, count=count) > delta

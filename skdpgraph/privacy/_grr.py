@@ -163,9 +163,9 @@ def grr_randomize(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from skdpgraph._random import RandomStreams
     >>> from skdpgraph.privacy._grr import grr_randomize
-    >>> rng = np.random.default_rng(0)
+    >>> rng = RandomStreams(0).numpy("clients")
     >>> grr_randomize([0, 1, 2, 1], 3, float("inf"), rng)
     array([0, 1, 2, 1])
     >>> grr_randomize([[0, 3], [1, 0]], [2, 4], 2.0, rng).shape
@@ -231,9 +231,10 @@ def grr_fs_randomize(
     Examples
     --------
     >>> import numpy as np
+    >>> from skdpgraph._random import RandomStreams
     >>> from skdpgraph.privacy._grr import grr_fs_randomize
     >>> x = np.array([[0, 1, 2], [1, 0, 3]])
-    >>> grr_fs_randomize(x, [2, 2, 4], 1.0, 2, np.random.default_rng(0)).shape
+    >>> grr_fs_randomize(x, [2, 2, 4], 1.0, 2, RandomStreams(0).numpy("clients")).shape
     (2, 3)
     """
     _check_rng(rng)
@@ -595,6 +596,7 @@ def _check_rng(rng):
     """Raise unless ``rng`` is a :class:`numpy.random.Generator`."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
-            f"rng must be a numpy.random.Generator, e.g. np.random.default_rng(seed). "
+            "rng must be a numpy.random.Generator, e.g. "
+            f"skdpgraph._random.RandomStreams(seed).numpy('clients'). "
             f"Got {type(rng).__name__} instead."
         )

@@ -14,9 +14,11 @@ import math
 from typing import NamedTuple
 
 from skdpgraph.privacy._calibration import PrivacyBudgetError
+from skdpgraph.privacy._grr import grr_fs_epsilon, grr_fs_paper_epsilon
 from skdpgraph.privacy._plan import DPSGDPlan
 
-__all__ = ["LocalRandomiser", "LocalDPPlan", "UntilBudgetPlan", "plan_until_budget"]
+__all__ = ["LocalRandomiser", "LocalDPPlan", "plan_local_grr", "UntilBudgetPlan",
+           "plan_until_budget"]
 
 
 class LocalRandomiser(NamedTuple):
@@ -87,6 +89,30 @@ class LocalDPPlan:
     def dp_event(self) -> None:
         """None: local randomisers have no dp-accounting event here."""
         return None
+
+
+def plan_local_grr(*, n_features: int, n_sampled_features: int, epsilon_per_feature: float,
+                   n_classes: int, epsilon_labels: float) -> LocalDPPlan:
+    """GRR-FS on every node's features and GRR on every training node's label (RGNN).
+
+    The features cost :func:`~skdpgraph.privacy.grr_fs_epsilon` (``m * eps_x``, tight);
+    the paper's amplified value is shown as a remark, not used.
+
+    Examples
+    --------
+    >>> plan = plan_local_grr(n_features=58, n_sampled_features=10, epsilon_per_feature=1.0,
+    ...                       n_classes=7, epsilon_labels=2.0)
+    >>> plan.epsilon(0.0)
+    12.0
+    """
+    m, d, eps_x = n_sampled_features, n_features, epsilon_per_feature
+    paper = grr_fs_paper_epsilon(d, m, eps_x)
+    return LocalDPPlan((
+        LocalRandomiser("features (every node)", f"GRR-FS, m={m} of d={d} encoded features at "
+                        f"eps_x={eps_x:g} each", grr_fs_epsilon(m, eps_x),
+                        f"the paper's Theorem 1 would claim {paper:.4g}, not an upper bound"),
+        LocalRandomiser("labels (training nodes)", f"GRR over {n_classes} classes",
+                        float(epsilon_labels))))
 
 
 @dataclasses.dataclass(frozen=True)

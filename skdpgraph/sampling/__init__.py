@@ -19,10 +19,10 @@ from skdpgraph.sampling._subgraphs import (
     pad_subgraphs,
     subgraph_adjacency,
 )
-from skdpgraph.sampling._stars import StarExamples, star_members, star_tensors
+from skdpgraph.sampling._stars import StarExamples, star_members, star_rows, star_tensors
 
 __all__ = ["FixedSizeWithoutReplacementSampler", "PoissonSampler", "make_batch_sampler"]
-__all__ += ["StarExamples", "bound_star_membership", "star_members", "star_tensors"]
+__all__ += ["StarExamples", "bound_star_membership", "star_members", "star_rows", "star_tensors"]
 __all__ += ["Subgraphs", "disjoint_random_walks", "max_subgraph_size", "rooted_random_walks",
             "SubgraphExamples", "gather_csr_rows", "pad_subgraphs", "subgraph_adjacency"]
 __all__ += ["metis_partition"]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["bound_out_degree", "bound_star_membership"]
+__all__ = ["bound_in_degree", "bound_out_degree", "bound_star_membership"]
 
 
 def _in_adjacency(graph_or_csr: Any) -> sp.csr_matrix:
@@ -37,14 +37,65 @@ def _keep_first_per_group(groups: np.ndarray, max_per_group: int,
     return keep
 
 
+def _edge_priorities(target: np.ndarray, source: np.ndarray, num_nodes: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """A random priority per directed edge, a function of the pair ``(source, target)`` only.
+
+    The priority of an edge does not depend on which other edges exist (it is a keyed
+    hash of the pair: one random 64-bit key from ``rng``, then a 64-bit mixing function),
+    so removing a node leaves every other edge's priority unchanged.
+    """
+    key = rng.integers(0, np.iinfo(np.int64).max, dtype=np.int64, endpoint=True).astype(np.uint64)
+    z = source.astype(np.uint64) * np.uint64(num_nodes) + target.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        for constant in (0xBF58476D1CE4E5B9, 0x94D049BB133111EB):  # two keyed mixing rounds
+            z = (z ^ key) * np.uint64(constant)
+            z ^= z >> np.uint64(29)
+            z = (z + key) * np.uint64(0x9E3779B97F4A7C15)
+            z ^= z >> np.uint64(32)
+    return z
+
+
+def _keep_lowest_priorities(groups: np.ndarray, priorities: np.ndarray,
+                            max_per_group: int) -> np.ndarray:
+    """Boolean mask keeping, in every group, the ``max_per_group`` lowest priorities."""
+    order = np.lexsort((priorities, groups))
+    sorted_groups = groups[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_groups)) + 1]
+    sizes = np.diff(np.r_[starts, sorted_groups.shape[0]])
+    rank = np.arange(sorted_groups.shape[0]) - np.repeat(starts, sizes)
+    keep = np.zeros(groups.shape[0], dtype=bool)
+    keep[order[rank < max_per_group]] = True
+    return keep
+
+
+def _bound_degree(graph_or_csr: Any, max_degree: int, rng: np.random.Generator, *,
+                  by: str, name: str) -> sp.csr_matrix:
+    if isinstance(max_degree, bool) or int(max_degree) < 1:
+        raise ValueError(f"{name}: max_degree must be >= 1; got {max_degree}.")
+    adjacency = _in_adjacency(graph_or_csr).tocoo()
+    target, source = adjacency.row, adjacency.col
+    priorities = _edge_priorities(target, source, adjacency.shape[0], rng)
+    keep = _keep_lowest_priorities(source if by == "source" else target, priorities,
+                                   int(max_degree))
+    bounded = sp.csr_matrix(
+        (np.ones(int(keep.sum()), dtype=np.float32), (target[keep], source[keep])),
+        shape=adjacency.shape,
+    )
+    bounded.sort_indices()
+    return bounded
+
+
 def bound_out_degree(graph_or_csr: Any, max_degree: int,
                      rng: np.random.Generator) -> sp.csr_matrix:
-    """Keep at most ``max_degree`` out-edges per source node, uniformly at random.
+    """Keep at most ``max_degree`` out-edges per source node, chosen at random.
 
     A node's out-edges are the entries of its *column* in the in-adjacency (the nodes
     it sends messages to). Nodes with out-degree <= ``max_degree`` keep all their edges;
-    the others keep a uniformly random subset of exactly ``max_degree``. On an undirected
-    graph the result is in general directed (u may keep v while v drops u).
+    the others keep a uniformly random subset of exactly ``max_degree``: the edges with
+    the lowest priorities, where every edge's priority is a keyed hash of its
+    ``(source, target)`` pair under a fresh random key. On an undirected graph the result
+    is in general directed (u may keep v while v drops u).
 
     Parameters
     ----------
@@ -53,7 +104,7 @@ def bound_out_degree(graph_or_csr: Any, max_degree: int,
     max_degree : int
         The bound D, >= 1.
     rng : numpy.random.Generator
-        Source of randomness.
+        Source of the key.
 
     Returns
     -------
@@ -62,10 +113,13 @@ def bound_out_degree(graph_or_csr: Any, max_degree: int,
 
     Notes
     -----
-    The random choice is data dependent: removing node v changes which edges v's
-    in-neighbours keep. A node-level guarantee that uses the bound D therefore holds
-    for graphs whose out-degree is already at most D (where this function is the
-    identity); on other graphs it holds for the bounded graph taken as the input.
+    The choice is **data dependent**: removing node v can let one of v's in-neighbours
+    keep, in place of its edge to v, an edge it had dropped. Because priorities depend
+    on the edge's pair only, each node's kept set changes by at most that one swap (a
+    positional random draw would reshuffle every node's choice). A node-level guarantee
+    that uses the bound D therefore holds for graphs whose out-degree is already at most
+    D (where this function is the identity); on other graphs it holds for the bounded
+    graph taken as the input.
 
     Examples
     --------
@@ -75,17 +129,48 @@ def bound_out_degree(graph_or_csr: Any, max_degree: int,
     >>> int(bounded.getcol(0).nnz), int(bounded.nnz)
     (2, 2)
     """
-    if int(max_degree) < 1:
-        raise ValueError(f"bound_out_degree: max_degree must be >= 1; got {max_degree}.")
-    adjacency = _in_adjacency(graph_or_csr).tocoo()
-    target, source = adjacency.row, adjacency.col
-    keep = _keep_first_per_group(source, int(max_degree), rng)
-    bounded = sp.csr_matrix(
-        (np.ones(int(keep.sum()), dtype=np.float32), (target[keep], source[keep])),
-        shape=adjacency.shape,
-    )
-    bounded.sort_indices()
-    return bounded
+    return _bound_degree(graph_or_csr, max_degree, rng, by="source", name="bound_out_degree")
+
+
+def bound_in_degree(graph_or_csr: Any, max_degree: int,
+                    rng: np.random.Generator) -> sp.csr_matrix:
+    """Keep at most ``max_degree`` in-edges per target node, chosen at random.
+
+    The in-edges of a node are the entries of its *row* in the in-adjacency (the nodes
+    whose messages it sums). The same sampler as :func:`bound_out_degree`, grouped by
+    target: nodes within the bound keep everything, the others keep the ``max_degree``
+    in-edges of lowest keyed priority. Node-level GAP with ``max_in_degree`` applies it
+    after :func:`bound_out_degree`, so both bounds hold.
+
+    Parameters
+    ----------
+    graph_or_csr : Graph or scipy.sparse matrix of shape (n, n)
+        The graph, or its in-adjacency ``A[target, source]``.
+    max_degree : int
+        The in-degree bound, >= 1.
+    rng : numpy.random.Generator
+        Source of the key.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n, n)
+        The bounded in-adjacency (float32 ones, sorted indices).
+
+    Notes
+    -----
+    Data dependent like :func:`bound_out_degree`: removing node v can let one of v's
+    out-neighbours keep another in-edge in place of its edge from v (at most one swap per
+    node). Guarantees that use the bound hold for graphs already within it (where this
+    function is the identity), or with the bounded graph taken as the input.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> hub = sp.csr_matrix((np.ones(4), ([0, 0, 0, 0], [1, 2, 3, 4])), shape=(5, 5))
+    >>> int(bound_in_degree(hub, 3, np.random.default_rng(0)).getrow(0).nnz)
+    3
+    """
+    return _bound_degree(graph_or_csr, max_degree, rng, by="target", name="bound_in_degree")
 
 
 _STAR_METHODS = ("bernoulli", "greedy")
@@ -127,11 +212,12 @@ def bound_star_membership(graph_or_csr: Any, roots: Any, max_degree: int,
 
     Notes
     -----
-    Both methods are data dependent: adding a node changes the probabilities (or the
-    choice) for its neighbours' edges. The node-level guarantee therefore holds with
-    the bounded graph taken as the input (the assumption of Daigavane et al.), or
-    exactly on graphs where every node already feeds at most K roots and ``"greedy"``
-    is the identity.
+    Both methods are data dependent: replacing a node by an isolated node (FDP's
+    neighbouring relation, :data:`~skdpgraph.privacy.FDP_RELATION`) removes its edges,
+    which changes how many roots its in-neighbours feed and so which of their other
+    edges they keep. FDP's node-level guarantee therefore holds with the bounded stars
+    taken as the input (the assumption of Daigavane et al.), or for the raw graph where
+    every node already feeds at most K roots and ``"greedy"`` is the identity.
 
     Examples
     --------

@@ -68,16 +68,17 @@ def max_subgraph_size(walk_length: int, restarts: int = 1) -> int:
     return 1 + int(restarts) * int(walk_length)
 
 
-def _hash_uniform(seed: int, *keys: np.ndarray) -> np.ndarray:
-    """Uniforms in [0, 1) as a fixed function of ``(seed, *keys)`` (SplitMix64 mixing).
+def _hash_uniform(key: int, *words: np.ndarray) -> np.ndarray:
+    """Uniforms in [0, 1) as a fixed function of ``(key, *words)`` (SplitMix64 mixing).
 
-    Counter-based randomness: the value for one key tuple does not depend on which other
-    keys are drawn in the same call.
+    Counter-based randomness: the value for one tuple of words does not depend on which
+    other tuples are drawn in the same call. ``key`` comes from a generator of
+    :mod:`skdpgraph._random`.
     """
-    z = np.full(np.broadcast(*keys).shape, np.uint64(seed & 0xFFFFFFFFFFFFFFFF))
+    z = np.full(np.broadcast(*words).shape, np.uint64(key & 0xFFFFFFFFFFFFFFFF))
     with np.errstate(over="ignore"):
-        for key in keys:
-            z = z ^ np.asarray(key).astype(np.uint64)
+        for word in words:
+            z = z ^ np.asarray(word).astype(np.uint64)
             z = z + np.uint64(0x9E3779B97F4A7C15)
             z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
             z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
@@ -166,9 +167,11 @@ def disjoint_random_walks(indptr: np.ndarray, indices: np.ndarray, walk_length: 
     Examples
     --------
     >>> import numpy as np
+    >>> from skdpgraph._random import RandomStreams
     >>> from skdpgraph.datasets import make_csbm
     >>> g = make_csbm(n_nodes=200, random_state=0).graph
-    >>> parts = disjoint_random_walks(g.indptr, g.indices, 4, generator=np.random.default_rng(0))
+    >>> walks = RandomStreams(0).numpy("walks")
+    >>> parts = disjoint_random_walks(g.indptr, g.indices, 4, generator=walks)
     >>> members = parts.nodes[parts.nodes >= 0]
     >>> len(members) == len(np.unique(members)) == 200, int(parts.sizes.max()) <= 5
     (True, True)
@@ -203,24 +206,29 @@ def disjoint_random_walks(indptr: np.ndarray, indices: np.ndarray, walk_length: 
 
 
 def rooted_random_walks(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray,
-                        walk_length: int, *, restarts: int = 1, seed: int,
-                        draw: int = 0) -> Subgraphs:
+                        walk_length: int, *, restarts: int = 1,
+                        generator: np.random.Generator) -> Subgraphs:
     """One random-walk subgraph per root, grown independently (subgraphs may overlap).
 
     The same walks as :func:`disjoint_random_walks` except that a walk only avoids nodes of
     its own subgraph: used at prediction time, where no privacy argument needs
-    disjointness. Roots may repeat. The randomness is a fixed function of ``(seed, draw,
-    root, restart, step)``, so a root's subgraph does not depend on the other roots in the
-    call (predictions on a subset equal those on the whole set).
+    disjointness. Roots may repeat. One 64-bit key is drawn from ``generator``; the walks
+    are then a fixed function of ``(key, root, restart, step)``, so a root's subgraph does
+    not depend on the other roots in the call (predictions on a subset equal those on the
+    whole set when the generator starts in the same state, e.g.
+    :func:`skdpgraph._random.keyed_generator`).
 
     Examples
     --------
     >>> import numpy as np
+    >>> from skdpgraph._random import RandomStreams
     >>> indptr, indices = np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1])  # path 0-1-2
-    >>> rooted_random_walks(indptr, indices, np.array([0, 2]), 2, seed=0).nodes
+    >>> rooted_random_walks(indptr, indices, np.array([0, 2]), 2,
+    ...                     generator=RandomStreams(0).numpy("walks")).nodes
     array([[0, 1, 2],
            [2, 1, 0]])
     """
+    key = int(generator.integers(0, 2**64, dtype=np.uint64))
     roots = np.asarray(roots, dtype=np.int64)
     table = np.full((len(roots), max_subgraph_size(walk_length, restarts)), -1, dtype=np.int64)
     table[:, 0] = roots
@@ -235,7 +243,7 @@ def rooted_random_walks(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarr
             chosen = _choose_neighbours(
                 indptr, indices, current[alive],
                 lambda walk, v: ~(members[walk] == v[:, None]).any(axis=1),
-                _hash_uniform(seed, draw, restart, step, roots[alive]))
+                _hash_uniform(key, restart, step, roots[alive]))
             step = chosen >= 0
             alive, chosen = alive[step], chosen[step]
             table[alive, fill[alive]] = chosen

@@ -12,8 +12,9 @@ import scipy.sparse as sp
 import torch
 
 from skdpgraph.graph import Graph
+from skdpgraph.sampling._degree import bound_star_membership
 
-__all__ = ["StarExamples", "star_members", "star_tensors"]
+__all__ = ["StarExamples", "star_members", "star_rows", "star_tensors"]
 
 PAD = -1
 
@@ -65,6 +66,52 @@ def star_members(kept: sp.csr_matrix, roots: np.ndarray, size: int,
     members[:, 0] = roots
     members[row[keep], 1 + rank[keep]] = neighbour[keep]
     return members
+
+
+def star_rows(graph: Graph, roots: np.ndarray, max_degree: int, rng: np.random.Generator, *,
+              method: str = "bernoulli") -> sp.csr_matrix:
+    """Degree-bounded stars as rows: at most K kept in-neighbours per root, each node in
+    at most K rows.
+
+    :func:`~skdpgraph.sampling.bound_star_membership` caps how many roots each node
+    feeds, then :func:`star_members` keeps at most ``K`` neighbours per root. Both are
+    data dependent (see their Notes).
+
+    Parameters
+    ----------
+    graph : Graph
+    roots : array-like of int
+        Distinct root ids (all nodes of the graph for FDP's private inference).
+    max_degree : int
+        K, >= 1.
+    rng : numpy.random.Generator
+        The degree-sampling stream.
+    method : {"bernoulli", "greedy"}, default="bernoulli"
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (len(roots), graph.num_nodes)
+        Row ``i``: the kept in-neighbours of ``roots[i]`` (float32 ones, self excluded).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgraph import Graph
+    >>> hub = Graph([[1, 2, 3, 4], [0, 0, 0, 0]], np.eye(5), directed=True)
+    >>> rows = star_rows(hub, np.arange(5), 2, np.random.default_rng(0), method="greedy")
+    >>> int(rows[0].nnz), int(rows.getnnz(axis=0).max())
+    (2, 1)
+    """
+    k = int(max_degree)
+    roots = np.asarray(roots, dtype=np.int64).ravel()
+    kept = bound_star_membership(graph, roots, k, rng, method=method)
+    neighbours = star_members(kept, roots, k + 1, rng)[:, 1:]
+    real = neighbours != PAD
+    rows = sp.csr_matrix((np.ones(int(real.sum()), dtype=np.float32),
+                          (np.nonzero(real)[0], neighbours[real])),
+                         shape=(roots.shape[0], kept.shape[1]))
+    rows.sort_indices()
+    return rows
 
 
 def star_tensors(graph: Graph, members: np.ndarray,

@@ -1,19 +1,25 @@
 """DRWClassifier: accounting (against an independent computation), sampling, budget, API."""
 
 import math
+import pickle
 
 import mpmath
 import numpy as np
 import pytest
 import torch
+from sklearn import config_context
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 import skdpgraph.estimators._drw as drw_module
 from skdpgraph import DRWClassifier, Graph, PrivacyBudgetError
+from skdpgraph._random import keyed_generator
 from skdpgraph.datasets import make_csbm
 from skdpgraph.nn import DenseSubgraphGNN
-from skdpgraph.privacy import (REPLACE_ONE, compute_epsilon, compute_rdp,
+from skdpgraph.privacy import (REPLACE_ONE, UntilBudgetPlan, compute_epsilon, compute_rdp,
                                without_replacement_dpsgd_event)
-from skdpgraph.sampling import SubgraphExamples, disjoint_random_walks, pad_subgraphs
+from skdpgraph.sampling import (SubgraphExamples, disjoint_random_walks, pad_subgraphs,
+                                rooted_random_walks)
 
 
 def _wbk_rdp(lam, num_examples, batch_size, alpha):
@@ -82,8 +88,9 @@ def test_calibrated_epsilon_within_one_percent(data):
     clf.fit(data.nodes()[:100], data.y[:100])
     assert 0.99 * 3.0 <= clf.epsilon_spent_ <= 3.0
     assert clf.n_steps_ == 2 * 5
-    text = clf.privacy_.mechanism
-    assert "100 disjoint subgraphs" in text and "m=20" in text and "m/M=0.2" in text
+    assert "batches of 20 of 100 without replacement" in clf.privacy_.mechanism
+    subgraphs = " ".join(clf.privacy_.assumptions)
+    assert "100 disjoint subgraphs" in subgraphs and "m/M=0.2" in subgraphs
     assert clf.delta_ == pytest.approx(1 / 3000)
     event = clf.privacy_.dp_event
     assert event.count == 10 and event.event.source_dataset_size == 100
@@ -100,6 +107,7 @@ def test_paper_mode_stops_at_the_budget(data):
     assert compute_epsilon(event(steps + 1), clf.delta_, relation=REPLACE_ONE) > 3.0
     assert clf.epsilon_spent_ <= 3.0
     assert len(clf.history_) == math.ceil(steps / 5)
+    assert f"run until the budget: {steps} of 10000 planned steps" in clf.privacy_.mechanism
     with pytest.raises(PrivacyBudgetError, match="in a single step"):
         DRWClassifier(epsilon=0.01, noise_multiplier=0.5, batch_size=50).fit(
             data.nodes()[:100], data.y[:100])
@@ -175,7 +183,123 @@ def test_non_private_and_accuracy(data):
 
 
 def test_duplicate_training_nodes_rejected(data):
-    nodes = data.nodes()
+    nodes = data.nodes()  # the base class refuses them (the node is the unit)
     with pytest.raises(ValueError, match="more than once"):
         DRWClassifier(noise_multiplier=1.0).fit(nodes[[0, 0, *range(1, 30)]],
                                                 data.y[[0, 0, *range(1, 30)]])
+
+
+# ------------------------------------------------------------------ the privacy spine
+FAST = dict(epsilon=np.inf, max_steps=6, batch_size=16, hidden_dim=8)
+
+
+class _Replay(np.random.RandomState):
+    """A ``random_state`` whose every draw is ``seed``: the fit's root becomes ``seed``.
+
+    The legacy ``make_seeds`` turned it into ``Seeds(seed)`` (the seed the old estimator
+    kept), the new ``RandomStreams`` into ``SeedSequence(seed)``: either way it replays a
+    fit whose root was ``seed``.
+    """
+
+    def __init__(self, seed):
+        super().__init__(0)
+        self.value = int(seed)
+
+    def randint(self, *args, **kwargs):
+        return np.int64(self.value)
+
+
+def _kept_integers(obj, found, seen, depth=0):
+    """Every integer ``obj`` holds: attributes, containers, integer arrays, hex strings."""
+    if depth > 12 or isinstance(obj, (bool, float, type(None))) or id(obj) in seen:
+        return
+    if isinstance(obj, (int, np.integer)):
+        found.add(abs(int(obj)))
+    elif isinstance(obj, str):
+        if len(obj) >= 8 and all(c in "0123456789abcdefABCDEF" for c in obj):
+            found.add(int(obj, 16))
+    elif isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "iu" and obj.size <= 256:
+            found.update(abs(int(v)) for v in obj.ravel())
+    elif not isinstance(obj, torch.Tensor):
+        seen.add(id(obj))
+        items = (obj.values() if isinstance(obj, dict) else obj
+                 if isinstance(obj, (list, tuple, set)) else vars(obj).values()
+                 if hasattr(obj, "__dict__") else ())
+        for item in list(items):
+            _kept_integers(item, found, seen, depth + 1)
+
+
+def _weights(est):
+    return {k: v.detach().clone() for k, v in est.module_.state_dict().items()}
+
+
+def _same(a, b):
+    return all(torch.equal(a[k], b[k]) for k in a)
+
+
+def _replays(make, X, y, seed, fitted):
+    """Whether a refit rooted at ``seed`` (as an int, or through ``_Replay``) gives ``fitted``."""
+    routes = [seed] + ([_Replay(seed)] if seed < 2**63 else [])
+    with config_context(skip_parameter_validation=True):  # accept 128-bit roots
+        return any(_same(_weights(make(route).fit(X, y)), fitted) for route in routes)
+
+
+def test_no_kept_integer_replays_training(data):
+    X, y = data.nodes()[:64], data.y[:64]
+    make = lambda random_state: DRWClassifier(random_state=random_state, **FAST)  # noqa: E731
+    # the comparison detects a replay: one root, the same weights
+    assert _replays(make, X, y, 2**20 + 7, _weights(make(_Replay(2**20 + 7)).fit(X, y)))
+    est = make(None).fit(X, y)
+    est.predict_proba(data.nodes()[64:])
+    found = set()
+    _kept_integers(est, found, set())
+    assert est.prediction_key_ in found
+    candidates = sorted(c for c in found if c >= 2**16)  # smaller ints are sizes and counts
+    assert not [c for c in candidates if _replays(make, X, y, c, _weights(est))]
+
+
+def test_predict_is_deterministic_and_walks_with_the_prediction_key(data):
+    clf = DRWClassifier(random_state=None, **FAST).fit(data.nodes()[:64], data.y[:64])
+    nodes = data.nodes()[64:]
+    proba = clf.predict_proba(nodes)
+    np.testing.assert_array_equal(proba, clf.predict_proba(nodes))
+    np.testing.assert_array_equal(clf.predict(nodes), clf.classes_[proba.argmax(axis=1)])
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict_proba(nodes), proba)
+    # independently: the average over the draws of the walks keyed by prediction_key_
+    graph, expected = data.graph, 0.0
+    for draw in range(drw_module.PREDICT_DRAWS):
+        table = rooted_random_walks(graph.indptr, graph.indices, nodes.index, 4,
+                                    generator=keyed_generator(clf.prediction_key_, draw)).nodes
+        with torch.no_grad():
+            expected = expected + torch.softmax(clf.module_(*pad_subgraphs(graph, table)), -1)
+    np.testing.assert_allclose(proba, expected.numpy() / drw_module.PREDICT_DRAWS, rtol=1e-4)
+    other = DRWClassifier(random_state=None, **FAST).fit(data.nodes()[:64], data.y[:64])
+    assert other.prediction_key_ != clf.prediction_key_
+
+
+def test_plan_checked_before_any_walk_and_failed_refit_is_unfitted(data, monkeypatch):
+    X, y = data.nodes()[:64], data.y[:64]
+    clf = DRWClassifier(random_state=0, **FAST).fit(X, y)
+
+    def walks(*args, **kwargs):
+        raise AssertionError("walks drawn before the budget check")
+
+    monkeypatch.setattr(drw_module, "disjoint_random_walks", walks)
+    with pytest.raises(PrivacyBudgetError, match="in a single step"):
+        clf.set_params(epsilon=0.01, noise_multiplier=0.5).fit(X, y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(clf)
+    assert not hasattr(clf, "module_") and not hasattr(clf, "classes_")
+
+
+def test_paper_mode_plan_is_cut_before_training(data, monkeypatch):
+    plans = []
+    original = drw_module.train_dpsgd
+    monkeypatch.setattr(drw_module, "train_dpsgd",
+                        lambda module, examples, loss, plan, **kw: plans.append(plan)
+                        or original(module, examples, loss, plan, **kw))
+    clf = DRWClassifier(epsilon=2.0, noise_multiplier=1.5, max_steps=500, batch_size=32,
+                        hidden_dim=8, random_state=0).fit(data.nodes()[:64], data.y[:64])
+    assert isinstance(plans[0], UntilBudgetPlan) and plans[0].steps == clf.n_steps_ < 500
+    assert plans[0].planned_steps == 500

@@ -1,5 +1,6 @@
-"""GAPClassifier: accounting, caching of the noisy aggregations, the scikit-learn contract."""
+"""GAPClassifier: accounting, releases after fit, what the pickle holds, the sklearn contract."""
 
+import math
 import pickle
 
 import numpy as np
@@ -8,13 +9,16 @@ import scipy.sparse as sp
 import torch
 from opacus.accountants.analysis.rdp import compute_rdp as opacus_rdp
 from opacus.accountants.analysis.rdp import get_privacy_spent
-from scipy.stats import norm
-from sklearn.model_selection import GridSearchCV
+from scipy.sparse.csgraph import shortest_path
+from scipy.special import log_ndtr, ndtr
+from sklearn.model_selection import GridSearchCV, train_test_split
 
 from skdpgraph import GAPClassifier, Graph, PrivacyBudgetError
+from skdpgraph._random import RandomStreams
 from skdpgraph.datasets import make_csbm
 
 FAST = dict(epochs=5, encoder_epochs=5, hidden_dim=8, random_state=0)
+KIND = "PMA aggregations"
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +31,41 @@ def _split(data):
     return nodes[:200], data.y[:200], nodes[200:], data.y[200:]
 
 
+def _copy(graph, extra_edge=None):
+    """The same content under a new uid, optionally with one more undirected edge."""
+    edges = graph.edge_index
+    if extra_edge is not None:
+        edges = np.hstack([edges, np.array(extra_edge).reshape(2, 1)])
+    return Graph(edges, graph.x, directed=graph.directed)
+
+
 def _analytic_delta(multiplier, epsilon):
+    """Balle & Wang 2018, Theorem 8, in log space (finite for any epsilon)."""
     a = 1.0 / (2.0 * multiplier)
-    return norm.cdf(a - epsilon * multiplier) - np.exp(epsilon) * norm.cdf(-a - epsilon * multiplier)
+    return ndtr(a - epsilon * multiplier) - np.exp(epsilon + log_ndtr(-a - epsilon * multiplier))
 
 
+def _tensors(obj, seen=None):
+    """Every tensor or array reachable from ``obj`` (attributes, containers, modules)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, (torch.Tensor, np.ndarray)):
+        yield obj
+    elif isinstance(obj, torch.nn.Module):
+        yield from obj.state_dict().values()
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            yield from _tensors(value, seen)
+    elif isinstance(obj, (list, tuple, set)):
+        for value in obj:
+            yield from _tensors(value, seen)
+    elif hasattr(obj, "__dict__"):
+        yield from _tensors(vars(obj), seen)
+
+
+# ------------------------------------------------------------------ accounting
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0, 8.0])
 @pytest.mark.parametrize("hops", [1, 3])
 def test_edge_level_epsilon_is_the_analytic_gaussian_bound(data, epsilon, hops):
@@ -73,7 +107,23 @@ def test_node_level_epsilon_is_the_by_hand_rdp_sum(data, epsilon):
     assert clf.epsilon_spent_ <= by_hand * (1 + 1e-6)
     assert clf.epsilon_spent_ == pytest.approx(by_hand, rel=0.05)
     assert 0.98 * epsilon <= clf.epsilon_spent_ <= epsilon
-    assert any("out-degree" in a for a in clf.privacy_.assumptions)
+    assert any("out-degree" in a and "data-dependent" in a for a in clf.privacy_.assumptions)
+    assert not any("data-independent" in a for a in clf.privacy_.assumptions)
+
+
+def test_node_level_progress_shows_the_running_epsilon(data, capsys):
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(epsilon=4.0, privacy_level="node", batch_size=50, verbose=True,
+                        **FAST).fit(X, y)
+    encoder = [r["epsilon"] for r in clf.history_["encoder"]]
+    classifier = [r["epsilon"] for r in clf.history_["classifier"]]
+    running = encoder + classifier
+    assert all(math.isfinite(e) for e in running) and running == sorted(running)
+    assert classifier[-1] == pytest.approx(clf.epsilon_spent_, rel=1e-9)
+    assert 0 < encoder[-1] < classifier[0]  # the PMA is charged between the two runs
+    progress = capsys.readouterr().err
+    assert "eps=" in progress and "eps=inf" not in progress
+    assert any("verbose" in text for text in clf.privacy_.not_covered)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -86,16 +136,66 @@ def test_impossible_budgets_raise(data, kwargs, match):
         GAPClassifier(**{**FAST, **kwargs}).fit(X, y)
 
 
-@pytest.mark.parametrize("level", ["edge", "node"])
-def test_predict_on_the_fitted_graph_reuses_the_cached_release(data, level):
+@pytest.mark.parametrize("epsilon", [1e5, 1e6, 1e7])
+def test_very_large_epsilon_is_calibrated(data, epsilon):
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(epsilon=epsilon, epochs=1, encoder_epochs=1, hidden_dim=8,
+                        random_state=0).fit(X, y)
+    assert 0.999 * epsilon <= clf.epsilon_spent_ <= epsilon
+    assert _analytic_delta(clf.noise_multiplier_ / np.sqrt(2), clf.epsilon_spent_) <= clf.delta_
+
+
+def test_epsilon_beyond_the_gaussian_calibration_names_the_parameter(data):
+    X, y, _, _ = _split(data)
+    with pytest.raises(PrivacyBudgetError, match=r"GAPClassifier: epsilon=1e\+30 is beyond what "
+                       r"the Gaussian calibration supports \(max 1e\+12\); use epsilon=np.inf"):
+        GAPClassifier(epsilon=1e30, **FAST).fit(X, y)
+    node = GAPClassifier(epsilon=1e30, privacy_level="node", **FAST).fit(X, y)
+    assert node.epsilon_spent_ < 1e30  # the smallest multiplier (0.01) is already enough
+
+
+# ------------------------------------------------------------------ assumptions
+def test_edge_level_states_that_features_and_labels_are_public(data):
+    X, y, _, _ = _split(data)
+    edge = GAPClassifier(epsilon=4.0, **FAST).fit(X, y)
+    assert any("features and labels are public" in a for a in edge.privacy_.assumptions)
+    node = GAPClassifier(epsilon=4.0, privacy_level="node", **FAST).fit(X, y)
+    assert not any("features and labels are public" in a for a in node.privacy_.assumptions)
+    assert not any("the number of training nodes" in a for a in edge.privacy_.assumptions)
+
+
+def test_node_level_refuses_duplicate_nodes_edge_level_does_not(data):
+    X, y, _, _ = _split(data)
+    twice = data.graph.nodes(np.r_[np.arange(100), np.arange(100)])
+    with pytest.raises(ValueError, match="[Dd]uplicate|more than once"):
+        GAPClassifier(privacy_level="node", **FAST).fit(twice, np.r_[y[:100], y[:100]])
+    GAPClassifier(**FAST).fit(twice, np.r_[y[:100], y[:100]])
+
+
+# ------------------------------------------------------------------ releases after fit
+def test_predict_on_the_fitted_graph_reuses_the_cached_release(data):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=4.0, privacy_level=level, **FAST).fit(X, y)
+    clf = GAPClassifier(epsilon=4.0, **FAST).fit(X, y)
     report = clf.privacy_
     first = clf.predict_proba(X_test)
     np.testing.assert_array_equal(first, clf.predict_proba(X_test))
     assert clf.privacy_ is report and report.releases == ()
-    assert clf.aggregations_.shape == (data.graph.num_nodes, 2, 8)
-    torch.testing.assert_close(clf.aggregations_.norm(dim=-1), torch.ones(300, 2))
+    cached = clf._cached(data.graph, KIND)
+    assert cached.shape == (data.graph.num_nodes, 2, 8)
+    torch.testing.assert_close(cached.norm(dim=-1), torch.ones(300, 2))
+
+
+def test_an_identical_copy_gets_the_cached_release(data):
+    # random_state=None: a second release would draw other noise and change predictions.
+    X, y, X_test, _ = _split(data)
+    clf = GAPClassifier(epsilon=1.0, **{**FAST, "random_state": None}).fit(X, y)
+    fitted = clf.predict_proba(X_test)
+    first, second = _copy(data.graph), _copy(data.graph)
+    proba = clf.predict_proba(first.nodes(np.arange(200, 300)))
+    labels = clf.predict(second.nodes(np.arange(200, 300)))
+    np.testing.assert_array_equal(proba, fitted)
+    np.testing.assert_array_equal(labels, clf.classes_[fitted.argmax(1)])
+    assert clf.privacy_.releases == ()
 
 
 def test_predict_on_a_new_graph_is_a_recorded_release(data):
@@ -104,21 +204,110 @@ def test_predict_on_a_new_graph_is_a_recorded_release(data):
     other = make_csbm(n_nodes=100, n_classes=3, n_features=8, random_state=1)
     proba = clf.predict_proba(other.nodes())
     (release,) = clf.privacy_.releases
-    assert release["graph_uid"] == other.graph.uid
+    assert release["num_nodes"] == 100 and release["kind"] == KIND
     assert release["epsilon"] == pytest.approx(clf.epsilon_spent_)
-    np.testing.assert_array_equal(proba, clf.predict_proba(other.nodes()))  # cached: no 2nd
+    assert release["delta"] == clf.delta_
+    assert clf.privacy_.total_epsilon == pytest.approx(2 * clf.epsilon_spent_)
+    # One query set, one release: predict and predict_proba agree, nothing recorded twice.
+    np.testing.assert_array_equal(clf.predict(other.nodes()), clf.classes_[proba.argmax(1)])
+    np.testing.assert_array_equal(proba, clf.predict_proba(other.nodes()))
     assert len(clf.privacy_.releases) == 1
     clf.predict(X_test)  # the fitted graph is still served from its cache
     assert len(clf.privacy_.releases) == 1
 
 
+def test_a_release_on_a_neighbouring_graph_draws_fresh_noise(data):
+    # G' = G plus one edge (u, v), fixed random_state. Reusing the training noise would
+    # make every node farther than K hops from u and v predict exactly as on G, so the
+    # difference of the two outputs would reveal the edge with no noise at all.
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(epsilon=4.0, **FAST).fit(X, y)
+    adjacency = data.graph.adjacency()
+    u, v = 0, next(w for w in range(1, 300) if adjacency[0, w] == 0)
+    neighbour = _copy(data.graph, extra_edge=(u, v))
+    distance = shortest_path(neighbour.adjacency(), unweighted=True, indices=[u, v]).min(0)
+    far = np.flatnonzero(distance > clf.hops)
+    assert len(far) >= 20
+    on_g = clf.predict_proba(data.graph.nodes(far))
+    on_neighbour = clf.predict_proba(neighbour.nodes(far))
+    assert len(clf.privacy_.releases) == 1
+    changed = np.abs(on_g - on_neighbour).max(axis=1) > 1e-6
+    assert changed.mean() > 0.5
+    # The aggregations differ on (almost) every row, not only on the two changed ones.
+    difference = (clf._cached(neighbour, KIND) - clf._cached(data.graph, KIND))[:, 0]
+    assert (difference.norm(dim=-1) > 1e-4).float().mean() > 0.9
+
+
+def test_node_level_predict_is_a_recorded_release_covering_other_rows_only(data):
+    X, y, X_test, _ = _split(data)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", **FAST).fit(X, y)
+    assert clf.privacy_.releases == ()
+    assert any("own aggregation rows" in text for text in clf.privacy_.not_covered)
+    proba = clf.predict_proba(X_test)
+    np.testing.assert_array_equal(clf.predict(X_test), clf.classes_[proba.argmax(1)])
+    (release,) = clf.privacy_.releases
+    # The cost of K Gaussians at sigma, checked on the analytic curve.
+    multiplier = clf.noise_multiplier_ / np.sqrt(clf.hops)
+    assert _analytic_delta(multiplier, release["epsilon"]) <= clf.delta_ * (1 + 1e-8)
+    assert _analytic_delta(multiplier, release["epsilon"] * 0.999) > clf.delta_
+    assert "own aggregation rows" in release["not_covered"]
+    assert release["sensitivity"] == pytest.approx(10.0)
+
+
+def test_pickled_node_level_gap_holds_no_own_aggregation_row(data):
+    X, y, X_test, _ = _split(data)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", **FAST).fit(X, y)
+    proba = clf.predict_proba(X_test)
+
+    def per_node_tensors(obj):
+        return [t for t in _tensors(obj) if t.ndim >= 2 and t.shape[0] == data.graph.num_nodes]
+
+    assert per_node_tensors(clf)  # in memory, the predict-time release is kept
+    restored = pickle.loads(pickle.dumps(clf))
+    assert per_node_tensors(restored) == []
+    assert not any(tuple(t.shape) == (300, clf.hops, 8) for t in _tensors(restored))
+    # Without it, a new query is a new recorded release with fresh noise.
+    again = restored.predict_proba(X_test)
+    assert len(restored.privacy_.releases) == 2
+    assert not np.array_equal(proba, again)
+
+
+def test_bounding_in_degree_covers_own_rows_so_they_are_kept(data):
+    X, y, X_test, _ = _split(data)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", max_in_degree=5, **FAST).fit(X, y)
+    assert clf.sensitivity_ == pytest.approx(math.sqrt(5**2 + 100))
+    assert not any("own aggregation rows" in text for text in clf.privacy_.not_covered)
+    assert any("in-degree at most max_in_degree=5" in a for a in clf.privacy_.assumptions)
+    proba = clf.predict_proba(X_test)
+    assert clf.privacy_.releases == ()
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict_proba(data.graph.nodes(np.arange(200, 300))),
+                                  proba)
+    assert restored.privacy_.releases == ()
+
+
+# ------------------------------------------------------------------ data kept, API
 def test_keeps_no_raw_graph_data(data):
     X, y, _, _ = _split(data)
     clf = GAPClassifier(epsilon=4.0, **FAST).fit(X, y)
     for value in vars(clf).values():
         assert not isinstance(value, (Graph, np.ndarray)) or value is clf.classes_
         assert not sp.issparse(value)
-    assert data.graph.uid in clf._released  # keyed by id only
+    blob = pickle.dumps(clf)
+    assert data.graph.fingerprint().encode() not in blob  # a content hash is never pickled
+    restored = pickle.loads(blob)
+    restored.predict(data.graph.nodes())  # still recognised by its random uid
+    assert restored.privacy_.releases == ()
+    restored.predict(_copy(data.graph).nodes())  # a copy is not, after loading
+    assert len(restored.privacy_.releases) == 1
+
+
+def test_same_seed_same_model_other_seed_other_noise(data):
+    X, y, X_test, _ = _split(data)
+    a, b, c = (GAPClassifier(epsilon=2.0, **{**FAST, "random_state": s}).fit(X, y)
+               for s in (3, 3, 4))
+    np.testing.assert_array_equal(a.predict_proba(X_test), b.predict_proba(X_test))
+    assert not np.array_equal(a.predict_proba(X_test), c.predict_proba(X_test))
 
 
 def test_gap_uses_the_graph(data):
@@ -143,14 +332,11 @@ def test_grid_search_and_pickle(data):
 
 
 def test_validation_fraction_keeps_the_best_epoch_at_edge_level_only(data):
-    from sklearn.model_selection import train_test_split
-
-    from skdpgraph._random import make_seeds
-
     X, y, _, _ = _split(data)
     clf = GAPClassifier(epsilon=4.0, validation_fraction=0.25, **{**FAST, "epochs": 15}).fit(X, y)
-    _, held = train_test_split(np.arange(200), test_size=0.25, stratify=y,
-                               random_state=make_seeds(0).seed)
+    # The split comes from the "split" stream of the fit's random streams.
+    _, held = train_test_split(np.arange(200), test_size=50, stratify=y,
+                               random_state=RandomStreams(0).integer("split"))
     scores = [r["validation_accuracy"] for r in clf.history_["classifier"]]
     assert len(scores) == 15 and clf.score(X[held], y[held]) == pytest.approx(max(scores))
     with pytest.raises(ValueError, match="only allowed at privacy_level='edge'"):

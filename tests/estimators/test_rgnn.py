@@ -5,8 +5,10 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from sklearn import config_context
 
-from skdpgraph import Graph, RGNNClassifier
+import skdpgraph.estimators._rgnn as rgnn_module
+from skdpgraph import Graph, PrivacyBudgetError, RGNNClassifier
 from skdpgraph.datasets import make_csbm
 from skdpgraph.preprocessing import (CategoricalFeatureEncoder, GRRFeatureRandomizer,
                                      GRRLabelRandomizer)
@@ -98,7 +100,7 @@ def test_backbones(binary_data, backbone):
     assert clf.predict(graph.nodes([1, 3])).shape == (2,)
 
 
-def test_predict_uses_cache_on_training_graph_and_is_deterministic_elsewhere(binary_data):
+def test_predict_uses_cache_on_training_graph_and_its_copies(binary_data):
     graph, y, train = binary_data
     clf = RGNNClassifier(random_state=0, **FAST).fit(graph.nodes(train), y[train])
     raw = graph.features()
@@ -108,12 +110,157 @@ def test_predict_uses_cache_on_training_graph_and_is_deterministic_elsewhere(bin
         expected = clf.module_(torch.from_numpy(clf.reconstructed_x_),
                                torch.tensor(graph.edge_index)).softmax(-1)[:5].numpy()
     np.testing.assert_allclose(clf.predict_proba(graph.nodes(range(5))), expected, rtol=1e-5)
-    copy = Graph(graph.edge_index, graph.x)  # same data, another graph: a fresh release
-    first = clf.predict_proba(copy.nodes())
-    np.testing.assert_array_equal(first, clf.predict_proba(copy.nodes()))
+    copy = Graph(graph.edge_index, graph.x)  # same content, another uid (as the CLI builds)
+    np.testing.assert_array_equal(clf.predict_proba(copy.nodes()),
+                                  clf.predict_proba(graph.nodes()))
+    assert clf.privacy_.releases == ()
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(restored.predict_proba(graph.nodes()),
                                   clf.predict_proba(graph.nodes()))
+
+
+def test_release_on_a_new_graph_is_recorded_with_fresh_reports(binary_data, monkeypatch):
+    graph, y, train = binary_data
+    reports = []
+    original = rgnn_module.grr_fs_randomize
+    monkeypatch.setattr(rgnn_module, "grr_fs_randomize",
+                        lambda *a: reports.append(original(*a)) or reports[-1])
+    clf = RGNNClassifier(random_state=0, n_sampled_features=4, **FAST).fit(
+        graph.nodes(train), y[train])
+    assert len(reports) == 1 and clf.privacy_.releases == ()
+    clf.predict(Graph(graph.edge_index, graph.x).nodes())  # identical copy: cached
+    assert len(reports) == 1 and clf.privacy_.releases == ()
+    # same features, node 0's edges removed: a new graph, a new release of its features
+    new = Graph(graph.edge_index[:, (graph.edge_index != 0).all(axis=0)], graph.x)
+    first = clf.predict_proba(new.nodes())
+    assert len(reports) == 2 and len(clf.privacy_.releases) == 1
+    release = clf.privacy_.releases[0]
+    assert release["kind"] == "features" and release["num_nodes"] == 400
+    assert release["epsilon"] == pytest.approx(4 * 1.0) and release["delta"] == 0.0
+    assert clf.privacy_.total_epsilon == pytest.approx(clf.epsilon_spent_ + 4.0)
+    # fresh noise: not the training reports again (same features, same random_state)
+    same = np.mean(reports[0] == reports[1])
+    assert same < 0.9, f"the release reuses the training randomness ({same:.0%} equal)"
+    # one query set, one release: asking again changes nothing
+    np.testing.assert_array_equal(clf.predict_proba(new.nodes()), first)
+    assert len(reports) == 2 and len(clf.privacy_.releases) == 1
+    other = Graph(graph.edge_index[:, (graph.edge_index != 1).all(axis=0)], graph.x)
+    clf.predict(other.nodes())
+    assert len(clf.privacy_.releases) == 2 and np.mean(reports[1] == reports[2]) < 0.9
+
+
+def test_duplicate_nodes_refused(binary_data):
+    graph, y, train = binary_data
+    index = np.r_[np.zeros(50, dtype=int), train[1:]]  # node 0 fifty times
+    with pytest.raises(ValueError, match="more than once"):
+        RGNNClassifier(epsilon_labels=0.5, random_state=0, **FAST).fit(graph.nodes(index),
+                                                                       y[index])
+
+
+def test_no_exact_data_bounds_in_the_fitted_estimator():
+    data = make_csbm(n_nodes=200, n_features=6, random_state=3)
+    x = data.graph.features()
+    bounds = np.concatenate([x.min(axis=0), x.max(axis=0)]).astype(np.float64)
+    clf = RGNNClassifier(random_state=0, **FAST).fit(data.graph.nodes(range(100)), data.y[:100])
+    floats = []
+
+    def collect(obj, depth=0):
+        if isinstance(obj, (float, np.floating)):
+            floats.append(float(obj))
+        elif isinstance(obj, np.ndarray) and obj.dtype.kind == "f":
+            floats.extend(obj.astype(np.float64).ravel())
+        elif isinstance(obj, dict) and depth < 8:
+            [collect(v, depth + 1) for v in obj.values()]
+        elif isinstance(obj, (list, tuple)) and depth < 8:
+            [collect(v, depth + 1) for v in obj]
+        elif hasattr(obj, "__dict__") and not isinstance(obj, torch.nn.Module) and depth < 8:
+            collect(vars(obj), depth + 1)
+
+    collect(vars(clf))
+    kept = np.unique(np.array(floats))
+    assert not np.isin(bounds, kept).any(), "the fitted RGNN keeps a column's min or max"
+    np.testing.assert_allclose(clf.encoder_.bin_edges_,
+                               np.tile(np.linspace(-1.5, 1.5, 5), (6, 1)))
+    assert any("feature_range=(-1.5, 1.5)" in text for text in clf.privacy_.assumptions)
+
+
+def test_feature_range_is_validated(binary_data):
+    graph, y, train = binary_data
+    continuous = Graph(graph.edge_index, graph.features() * 0.5 + 0.1)
+    with pytest.raises(ValueError, match="feature_range must be"):
+        RGNNClassifier(feature_range=(1.0, 1.0), **FAST).fit(continuous.nodes(train), y[train])
+
+
+def test_plan_checked_against_both_budgets_before_the_clients_randomise(binary_data,
+                                                                        monkeypatch):
+    graph, y, train = binary_data
+
+    def randomise(*args):
+        raise AssertionError("the clients randomised before the budget check")
+
+    monkeypatch.setattr(rgnn_module, "grr_fs_randomize", randomise)
+    monkeypatch.setattr(rgnn_module, "grr_fs_epsilon", lambda m, eps: (m + 1) * eps)
+    with pytest.raises(PrivacyBudgetError, match="more than the budget"):
+        RGNNClassifier(n_sampled_features=3, **FAST).fit(graph.nodes(train), y[train])
+
+
+class _Replay(np.random.RandomState):
+    """A ``random_state`` whose every draw is ``seed``: the fit's root becomes ``seed``
+    (the legacy ``make_seeds`` made it ``Seeds(seed)``, ``RandomStreams`` makes it
+    ``SeedSequence(seed)``), so it replays a fit whose root was ``seed``."""
+
+    def __init__(self, seed):
+        super().__init__(0)
+        self.value = int(seed)
+
+    def randint(self, *args, **kwargs):
+        return np.int64(self.value)
+
+
+def _kept_integers(obj, found, seen, depth=0):
+    """Every integer ``obj`` holds: attributes, containers, integer arrays, hex strings."""
+    if depth > 12 or isinstance(obj, (bool, float, type(None))) or id(obj) in seen:
+        return
+    if isinstance(obj, (int, np.integer)):
+        found.add(abs(int(obj)))
+    elif isinstance(obj, str):
+        if len(obj) >= 8 and all(c in "0123456789abcdefABCDEF" for c in obj):
+            found.add(int(obj, 16))
+    elif isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "iu" and obj.size <= 256:
+            found.update(abs(int(v)) for v in obj.ravel())
+    elif not isinstance(obj, torch.Tensor):
+        seen.add(id(obj))
+        items = (obj.values() if isinstance(obj, dict) else obj
+                 if isinstance(obj, (list, tuple, set)) else vars(obj).values()
+                 if hasattr(obj, "__dict__") else ())
+        for item in list(items):
+            _kept_integers(item, found, seen, depth + 1)
+
+
+def test_no_kept_integer_replays_training(binary_data):
+    graph, y, train = binary_data
+    X, y = graph.nodes(train), y[train]
+
+    def weights(random_state):
+        with config_context(skip_parameter_validation=True):  # accept 128-bit roots
+            est = RGNNClassifier(random_state=random_state, **FAST).fit(X, y)
+        return est, est.module_.state_dict()
+
+    def replays(seed, fitted):
+        routes = [seed] + ([_Replay(seed)] if seed < 2**63 else [])
+        return any(all(torch.equal(weights(r)[1][k], v) for k, v in fitted.items())
+                   for r in routes)
+
+    assert replays(2**20 + 7, weights(_Replay(2**20 + 7))[1])  # the check detects a replay
+    est, fitted = weights(None)
+    edges = graph.edge_index[:, (graph.edge_index != 0).all(axis=0)]
+    est.predict(Graph(edges, graph.x).nodes())  # a release after fit
+    assert len(est.privacy_.releases) == 1
+    found = set()
+    _kept_integers(est, found, set())
+    candidates = sorted(c for c in found if c >= 2**16)  # smaller ints are sizes and counts
+    assert not [c for c in candidates if replays(c, fitted)]
 
 
 def test_non_private_labels(binary_data):

@@ -40,6 +40,13 @@ def test_continuous_columns_are_binned_equal_width():
     public = CategoricalFeatureEncoder(n_bins=4, feature_range=(0.0, 1.0)).fit(x)
     codes = public.transform(np.array([[-5.0, 0.3], [5.0, 0.8]]))  # out of range: clipped
     np.testing.assert_array_equal(codes, [[0, 1], [3, 3]])
+    np.testing.assert_array_equal(public.bin_edges_, np.tile(np.linspace(0, 1, 5), (2, 1)))
+
+
+@pytest.mark.parametrize("feature_range", [(1.0, 1.0), (2.0, -1.0), (0.0, np.inf), (0.0,)])
+def test_feature_range_must_be_an_increasing_finite_pair(feature_range):
+    with pytest.raises(ValueError, match="feature_range must be"):
+        CategoricalFeatureEncoder(feature_range=feature_range).fit(np.array([[0.5], [2.0]]))
 
 
 def test_input_not_modified_and_clone():

@@ -5,10 +5,10 @@ import pytest
 from sklearn.base import clone
 from sklearn.pipeline import make_pipeline
 
-from skdpgraph._random import make_seeds
+from skdpgraph._random import RandomStreams
 from skdpgraph.preprocessing import (CategoricalFeatureEncoder, GRRFeatureRandomizer,
                                      GRRLabelRandomizer)
-from skdpgraph.preprocessing._randomizers import FEATURE_STREAM, LABEL_STREAM, randomizer_rng
+from skdpgraph.preprocessing._randomizers import client_generators
 from skdpgraph.privacy import grr_fs_randomize, grr_randomize
 
 
@@ -20,7 +20,7 @@ def codes():
 def test_feature_randomizer_is_grr_fs_with_its_stream(codes):
     rand = GRRFeatureRandomizer(epsilon_per_feature=0.7, n_sampled_features=4, random_state=3)
     out = rand.fit_transform(codes)
-    rng = randomizer_rng(make_seeds(3).seed, FEATURE_STREAM)
+    rng = client_generators(RandomStreams(3))[0]
     np.testing.assert_array_equal(out, grr_fs_randomize(codes, [2] * 12, 0.7, 4, rng))
     assert rand.epsilon_ == pytest.approx(4 * 0.7)
     np.testing.assert_array_equal(rand.domain_sizes_, np.full(12, 2))
@@ -61,7 +61,7 @@ def test_label_randomizer_wiring_and_label_types():
     rand = GRRLabelRandomizer(epsilon=1.0, random_state=5)
     out = rand.fit_transform(y)
     codes = np.searchsorted(rand.classes_, y)
-    rng = randomizer_rng(make_seeds(5).seed, LABEL_STREAM)
+    rng = client_generators(RandomStreams(5))[1]
     np.testing.assert_array_equal(out, rand.classes_[grr_randomize(codes, 3, 1.0, rng)])
     assert out.dtype == y.dtype and (out != y).any()
     np.testing.assert_array_equal(GRRLabelRandomizer(epsilon=np.inf).fit_transform(y), y)
@@ -75,6 +75,19 @@ def test_label_randomizer_public_domain_and_unknown_labels():
 
 
 def test_feature_and_label_streams_are_independent():
-    a = randomizer_rng(11, FEATURE_STREAM).random(1000)
-    b = randomizer_rng(11, LABEL_STREAM).random(1000)
+    features, labels = client_generators(RandomStreams(11))
+    a, b = features.random(1000), labels.random(1000)
     assert abs(np.corrcoef(a, b)[0, 1]) < 0.15 and not np.allclose(a[:5], b[:5])
+    # and neither is a stream of another purpose of the same root
+    streams = RandomStreams(11)
+    others = [streams.numpy(purpose).random(5) for purpose in ("init", "split", "walks")]
+    assert not any(np.allclose(a[:5], o) or np.allclose(b[:5], o) for o in others)
+
+
+def test_random_state_none_is_a_fresh_release_on_every_call(codes):
+    rand = GRRFeatureRandomizer(epsilon_per_feature=1.0, n_sampled_features=3).fit(codes)
+    assert not np.array_equal(rand.transform(codes), rand.transform(codes))
+    labels = GRRLabelRandomizer(epsilon=0.5).fit(np.arange(200) % 3)
+    assert not np.array_equal(labels.transform(np.arange(200) % 3),
+                              labels.transform(np.arange(200) % 3))
+

@@ -130,3 +130,51 @@ def test_node_event_matches_a_by_hand_rdp_sum():
     np.testing.assert_allclose(compute_rdp(merged, orders=orders), by_hand_equal, rtol=1e-6)
     with pytest.raises(ValueError, match="noise multiplier"):
         gap_node_event(2 * sigma, hops, encoder, classifier)
+
+
+# ---------------------------------------------------------------- in-degree bound: own row charged
+@pytest.mark.parametrize("max_degree, max_in_degree", [(1, 1), (3, 2), (6, 4), (5, 9)])
+def test_with_both_bounds_removing_one_node_moves_all_rows_by_at_most_the_sensitivity(
+        max_degree, max_in_degree):
+    from skdpgraph.sampling._degree import bound_in_degree
+
+    rng = np.random.default_rng(5)
+    bound = pma_sensitivity("node", directed=False, max_degree=max_degree,
+                            max_in_degree=max_in_degree)
+    assert bound == pytest.approx(np.sqrt(max_in_degree**2 + max_degree))
+    for trial in range(30):  # randomised property test, own row included this time
+        adjacency = bound_in_degree(bound_out_degree(random_adjacency(rng, 15, 0.4, False),
+                                                     max_degree, rng), max_in_degree, rng)
+        v = rng.integers(15)
+        isolated = adjacency.tolil()
+        isolated[v, :] = 0
+        isolated[:, v] = 0
+        x = unit_rows(rng, 15, 4)
+        change = sum_in_neighbours(adjacency, x) - sum_in_neighbours(isolated.tocsr(), x)
+        assert float(change.norm()) <= bound + 1e-5
+
+
+@pytest.mark.parametrize("max_degree, max_in_degree", [(1, 1), (4, 3), (9, 2)])
+def test_the_worst_case_attains_sqrt_of_d_in_squared_plus_d(max_degree, max_in_degree):
+    # Node 0 has D_in in-neighbours that all carry the same unit row (its own row sums to
+    # norm D_in) and D out-neighbours (each loses one unit row): the change, computed on
+    # the dense matrices, is sqrt(D_in^2 + D) exactly.
+    n = 1 + max_in_degree + max_degree
+    dense = np.zeros((n, n), dtype=np.float32)
+    dense[0, 1:1 + max_in_degree] = 1  # in-edges of node 0 (row = target)
+    dense[1 + max_in_degree:, 0] = 1  # out-edges of node 0
+    x = np.zeros((n, 3), dtype=np.float32)
+    x[:, 0] = 1
+    removed = dense.copy()
+    removed[0, :] = removed[:, 0] = 0
+    change = np.linalg.norm(dense @ x - removed @ x)
+    expected = pma_sensitivity("node", directed=True, max_degree=max_degree,
+                               max_in_degree=max_in_degree)
+    assert change == pytest.approx(expected, rel=1e-6)
+    # The sqrt(D) bound alone (own row held fixed) is exceeded as soon as D_in > 0.
+    assert change > pma_sensitivity("node", directed=True, max_degree=max_degree)
+
+
+def test_in_degree_bound_validates():
+    with pytest.raises(ValueError, match="max_in_degree must be >= 1"):
+        pma_sensitivity("node", directed=False, max_degree=3, max_in_degree=0)

@@ -1,4 +1,4 @@
-"""Tests for the FDP multi-term RDP bound (skdpgraph.privacy._fdp)."""
+"""Tests for FDP's accounting: the multi-term RDP bound, the plan and the inference release."""
 
 import warnings
 
@@ -7,6 +7,13 @@ import pytest
 from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS, compute_epsilon
 from scipy.stats import hypergeom
 
+import scipy.sparse as sp
+import torch
+
+from skdpgraph._random import RandomStreams
+from skdpgraph.privacy import (FDP_RELATION, FINE_ORDERS, DPSGDPlan, FDPPlan, PrivacyBudgetError,
+                               PrivacyPlan, check_plan, inference_sensitivity, plan_fdp,
+                               release_neighbour_sums)
 from skdpgraph.privacy._fdp import compute_rdp_fdp
 
 DELTA = 1e-5
@@ -171,3 +178,106 @@ def test_invalid_arguments(kwargs, error, match):
     args.update(kwargs)
     with pytest.raises(error, match=match):
         compute_rdp_fdp(**args)
+
+
+# ------------------------------------------------------------------------------ FDPPlan
+def _direct_epsilon(sigma, n, b, k, t, delta, inference):
+    """Independent: plain hypergeometric sum, plus alpha / (2 sigma^2) for the release."""
+    kp, rdp = k + 1, []
+    with np.errstate(over="ignore"):
+        for a in FINE_ORDERS:
+            moment = sum(hypergeom.pmf(i, n, kp, b) * np.exp((a - 1) * a / (2 * sigma**2)
+                                                             * (i / kp) ** 2)
+                         for i in range(min(kp, b) + 1))
+            rdp.append(t * np.log(moment) / (a - 1) + (a / (2 * sigma**2) if inference else 0))
+    return compute_epsilon(FINE_ORDERS, rdp, delta)[0]
+
+
+@pytest.mark.parametrize("inference", [False, True])
+def test_plan_epsilon_matches_an_independent_computation(inference):
+    plan = plan_fdp(epsilon=np.inf, delta=1e-4, num_train=300, batch_size=64, steps=30,
+                    max_degree=3, max_grad_norm=1.0, noise_multiplier=2.5,
+                    private_inference=inference)
+    assert isinstance(plan, PrivacyPlan) and plan.private and plan.dp_event() is None
+    assert plan.training.sampling == "without_replacement" and plan.training.sensitivity == 8
+    expected = _direct_epsilon(2.5, 300, 64, 3, 30, 1e-4, inference)
+    assert plan.epsilon(1e-4) == pytest.approx(expected, rel=1e-9)
+    assert plan.epsilon(1e-4, 10, inference=False) == pytest.approx(
+        _direct_epsilon(2.5, 300, 64, 3, 10, 1e-4, False), rel=1e-9)
+    assert len(plan.events) == 1 + inference
+
+
+def test_plan_calibrates_within_budget_and_check_refuses_a_given_multiplier():
+    common = dict(delta=1e-4, num_train=300, batch_size=64, steps=30, max_degree=3,
+                  max_grad_norm=1.0, private_inference=True)
+    plan = plan_fdp(epsilon=3.0, **common)
+    assert 0.98 * 3.0 <= check_plan(plan, 3.0, 1e-4, context="t") <= 3.0
+    low = plan_fdp(epsilon=3.0, noise_multiplier=0.5 * plan.noise_multiplier, **common)
+    with pytest.raises(PrivacyBudgetError, match="budget epsilon=3"):
+        check_plan(low, 3.0, 1e-4, context="t")
+    free = plan_fdp(epsilon=np.inf, **common)
+    assert not free.private and free.epsilon(1e-4) == np.inf and free.events == ()
+
+
+def test_plan_refuses_a_mechanism_the_bound_does_not_model():
+    with pytest.raises(ValueError, match="without replacement"):
+        FDPPlan(DPSGDPlan("poisson", 100, 10, 5, 1.0, 1.0, sensitivity=6.0), max_degree=2)
+    with pytest.raises(ValueError, match="sensitivity 2"):
+        FDPPlan(DPSGDPlan("without_replacement", 100, 10, 5, 1.0, 1.0, sensitivity=2.0),
+                max_degree=2)
+
+
+def test_accountant_and_plan_state_one_relation():
+    doc = " ".join(compute_rdp_fdp.__doc__.split())
+    assert FDP_RELATION in doc
+    assert "data-independent" not in doc and "add/remove" not in doc
+    assert "data-dependent" in doc
+    plan = plan_fdp(epsilon=1.0, delta=1e-4, num_train=100, batch_size=10, steps=5,
+                    max_degree=2, max_grad_norm=1.0)
+    assert plan.relation.startswith(FDP_RELATION) and "K+1 = 3" in plan.relation
+
+
+# ---------------------------------------------------------------- the inference release
+def _exact(encodings, rows):
+    out = release_neighbour_sums(torch.as_tensor(encodings, dtype=torch.float32), rows,
+                                 noise_multiplier=0.0, max_degree=3,
+                                 generator=RandomStreams(0).torch("noise"))
+    return np.hstack([out.sums, out.counts[:, None]])
+
+
+def test_release_sensitivity_covers_replacing_a_node_by_an_isolated_node():
+    # Worst case: every encoding at the clipping norm, node 0 in 3 other stars and with 3
+    # in-neighbours of its own. Replacing it by an isolated node empties its row and removes
+    # it from the others; the change must equal the declared sensitivity (own row charged).
+    k, hidden = 3, 5
+    encodings = np.ones((8, hidden))
+    edges = [(1, 0), (2, 0), (3, 0), (0, 4), (0, 5), (0, 6), (7, 1)]  # (source, target)
+    target, source = zip(*[(t, s) for s, t in edges])
+    rows = sp.csr_matrix((np.ones(len(edges)), (target, source)), shape=(8, 8))
+    isolated = rows.tolil()
+    isolated[0, :] = 0
+    isolated[:, 0] = 0
+    before, after = _exact(encodings, rows), _exact(encodings, sp.csr_matrix(isolated))
+    change = np.linalg.norm(before - after)
+    assert change == pytest.approx(inference_sensitivity(k, hidden), rel=1e-6)
+    assert change > np.sqrt(k * (hidden + 1))  # the old bound ignored the own row
+    # Random encodings are clipped, so the change never exceeds the sensitivity.
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        encodings = rng.normal(scale=3.0, size=(8, hidden))
+        before, after = _exact(encodings, rows), _exact(encodings, sp.csr_matrix(isolated))
+        assert np.linalg.norm(before - after) <= inference_sensitivity(k, hidden) * (1 + 1e-6)
+
+
+def test_release_noise_has_the_declared_std_and_the_bound_is_checked():
+    rows = sp.csr_matrix((np.ones(2000), (np.arange(2000), np.arange(1, 2001) % 2000)),
+                         shape=(2000, 2000))
+    encodings = torch.zeros(2000, 4)
+    out = release_neighbour_sums(encodings, rows, noise_multiplier=0.1, max_degree=3,
+                                 generator=RandomStreams(0).torch("noise"))
+    assert out.sums.std() == pytest.approx(0.1 * inference_sensitivity(3, 4), rel=0.03)
+    assert out.counts.min() >= 0 and out.counts.max() <= 3
+    hub = sp.csr_matrix((np.ones(4), ([1, 2, 3, 4], [0, 0, 0, 0])), shape=(5, 5))
+    with pytest.raises(ValueError, match="at most max_degree=3"):
+        release_neighbour_sums(torch.zeros(5, 4), hub, noise_multiplier=1.0, max_degree=3,
+                               generator=RandomStreams(0).torch("noise"))

@@ -53,3 +53,29 @@ def test_impossible_budgets_raise():
         calibrate_gaussian_noise(np.inf, 1e-5)
     with pytest.raises(ValueError, match="delta must be in"):
         gaussian_epsilon(1.0, 0.0)
+
+
+def log_space_delta(multiplier, epsilon):
+    """The same formula with the second term in log space: finite for any epsilon."""
+    from scipy.special import log_ndtr, ndtr
+
+    a = 1.0 / (2.0 * multiplier)
+    return ndtr(a - epsilon * multiplier) - np.exp(epsilon + log_ndtr(-a - epsilon * multiplier))
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e5, 1e6, 1e7, 1e12])
+def test_very_large_epsilons_are_calibrated_on_the_exact_curve(epsilon):
+    sigma = calibrate_gaussian_noise(epsilon, 1e-5, count=2)
+    assert log_space_delta(sigma / np.sqrt(2), epsilon) <= 1e-5 * (1 + 1e-6)
+    assert log_space_delta(sigma * (1 - 1e-5) / np.sqrt(2), epsilon) > 1e-5
+    assert gaussian_epsilon(sigma, 1e-5, count=2) == pytest.approx(epsilon, rel=1e-6)
+
+
+@pytest.mark.parametrize("epsilon", [1.0000001e12, 1e30])
+def test_epsilons_beyond_the_supported_range_name_the_parameter(epsilon):
+    from skdpgraph.privacy._gaussian import MAX_GAUSSIAN_EPSILON
+
+    assert MAX_GAUSSIAN_EPSILON == 1e12
+    with pytest.raises(PrivacyBudgetError, match=r"GAP: epsilon=1e\+(12|30) is beyond what the "
+                       r"Gaussian calibration supports \(max 1e\+12\); use epsilon=np.inf"):
+        calibrate_gaussian_noise(epsilon, 1e-5, count=2, context="GAP")

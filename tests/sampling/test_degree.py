@@ -111,3 +111,71 @@ def test_out_degree_bound_validates():
         bound_out_degree(_random_graph(), 0, np.random.default_rng(0))
     with pytest.raises(TypeError, match="Expected a Graph or a scipy sparse"):
         bound_out_degree(np.eye(3), 2, np.random.default_rng(0))
+
+
+# ---------------------------------------------------------------- GAP: bound_in_degree
+from skdpgraph.sampling._degree import bound_in_degree  # noqa: E402
+
+
+def _in_degree(adjacency):
+    return np.asarray((adjacency != 0).sum(axis=1)).ravel()
+
+
+@pytest.mark.parametrize("max_degree", [1, 5, 40])
+def test_in_degree_bound_holds_and_keeps_small_nodes_whole(max_degree):
+    graph = _random_graph(seed=100 + max_degree)
+    bounded = bound_in_degree(graph, max_degree, np.random.default_rng(0))
+    np.testing.assert_array_equal(_in_degree(bounded),
+                                  np.minimum(_in_degree(graph.adjacency()), max_degree))
+    assert (bounded - bounded.multiply(graph.adjacency())).nnz == 0
+    # Applied after the out-degree bound (as node-level GAP does), both bounds hold.
+    both = bound_in_degree(bound_out_degree(graph, 3, np.random.default_rng(1)), max_degree,
+                           np.random.default_rng(2))
+    assert _out_degree(both).max() <= 3 and _in_degree(both).max() <= max_degree
+
+
+def test_in_degree_sampling_is_uniform():
+    n, trials = 11, 4000
+    adjacency = sp.csr_matrix((np.ones(10), (np.zeros(10), np.arange(1, n))), shape=(n, n))
+    rng = np.random.default_rng(2)
+    counts = np.zeros(n)
+    for _ in range(trials):
+        counts += np.asarray(bound_in_degree(adjacency, 3, rng).sum(axis=0)).ravel()
+    freq = counts[1:] / trials
+    assert np.all(np.abs(freq - 0.3) < 5 * np.sqrt(0.3 * 0.7 / trials))
+
+
+def _isolate(adjacency, v):
+    lil = sp.csr_matrix(adjacency).tolil()
+    lil[v, :] = 0
+    lil[:, v] = 0
+    out = lil.tocsr()
+    out.eliminate_zeros()
+    return out
+
+
+@pytest.mark.parametrize("bound, by", [(bound_out_degree, 0), (bound_in_degree, 1)])
+def test_removing_a_node_changes_each_kept_set_by_at_most_one_swap(bound, by):
+    # Data-dependent, but stable: with the same key, isolating node v changes what any
+    # other node keeps only by dropping its edge with v and keeping at most one edge
+    # in its place. (A positional random draw would reshuffle every node's choice.)
+    graph = _random_graph(seed=7, n=60, m=900)
+    adjacency = graph.adjacency()
+    swaps = 0
+    for v in range(0, 60, 7):
+        kept = bound(adjacency, 4, np.random.default_rng(3))
+        kept_without = bound(_isolate(adjacency, v), 4, np.random.default_rng(3))
+        for node in range(60):
+            if node == v:
+                continue
+            before = set((kept.getcol(node) if by == 0 else kept.getrow(node).T).nonzero()[0])
+            after = set((kept_without.getcol(node) if by == 0 else
+                         kept_without.getrow(node).T).nonzero()[0])
+            assert before - {v} <= after and len(after - before) <= 1
+            swaps += len(after - before)
+    assert swaps > 0  # the dependence is real: the reports must not call it data-independent
+
+
+def test_in_degree_bound_validates():
+    with pytest.raises(ValueError, match="bound_in_degree: max_degree must be >= 1"):
+        bound_in_degree(_random_graph(), 0, np.random.default_rng(0))

@@ -6,6 +6,7 @@ import scipy.sparse as sp
 import torch
 
 from skdpgraph import Graph
+from skdpgraph._random import keyed_generator, prediction_key
 from skdpgraph.sampling import (SubgraphExamples, disjoint_random_walks, max_subgraph_size,
                                 rooted_random_walks)
 
@@ -102,15 +103,18 @@ def test_rooted_walks_are_self_avoiding_and_subset_invariant():
     graph = _random_graph(40, 0.15, 2)
     adjacency = graph.adjacency().toarray() > 0
     roots = np.arange(40)
-    full = rooted_random_walks(graph.indptr, graph.indices, roots, 3, restarts=2, seed=7).nodes
-    part = rooted_random_walks(graph.indptr, graph.indices, roots[10:20], 3, restarts=2,
-                               seed=7).nodes
-    np.testing.assert_array_equal(full[10:20], part)
+    key = prediction_key(7)
+
+    def walks(roots, draw=0):
+        return rooted_random_walks(graph.indptr, graph.indices, roots, 3, restarts=2,
+                                   generator=keyed_generator(key, draw)).nodes
+
+    full = walks(roots)
+    np.testing.assert_array_equal(full[10:20], walks(roots[10:20]))
+    np.testing.assert_array_equal(full, walks(roots))  # same key: same walks
     for row in full:
         row = row[row >= 0]
         assert len(row) == len(set(row))
         assert all(adjacency[row[c], row[c - 1]] or adjacency[row[c], row[0]]
                    for c in range(1, len(row)))
-    other = rooted_random_walks(graph.indptr, graph.indices, roots, 3, restarts=2, seed=7,
-                                draw=1).nodes
-    assert not np.array_equal(full, other)
+    assert not np.array_equal(full, walks(roots, draw=1))

@@ -6,7 +6,9 @@ import scipy.sparse as sp
 import torch
 
 from skdpgraph import Graph
+from skdpgraph._random import RandomStreams
 from skdpgraph.sampling import StarExamples, bound_star_membership, star_members, star_tensors
+from skdpgraph.sampling._stars import star_rows
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +63,23 @@ def test_star_tensors_and_examples(graph):
 def test_star_members_rejects_mismatched_rows():
     with pytest.raises(ValueError, match="rows for"):
         star_members(sp.csr_matrix((2, 4)), np.array([0]), 3, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("method", ["bernoulli", "greedy"])
+def test_star_rows_bound_rows_and_columns(graph, method):
+    k = 3
+    rows = star_rows(graph, np.arange(200), k, RandomStreams(0).numpy("degree"), method=method)
+    assert rows.shape == (200, 200)
+    assert np.diff(rows.indptr).max() <= k  # at most K in-neighbours per star
+    assert np.bincount(rows.indices, minlength=200).max() <= k  # each node in <= K stars
+    kept = rows.tocoo()
+    adjacency = graph.adjacency().toarray()
+    assert np.all(adjacency[kept.row, kept.col] == 1)  # real edges only
+    assert np.all(kept.row != kept.col)  # never the root itself
+    assert rows.nnz > 100  # not trivially empty
+
+
+def test_star_rows_keep_every_edge_when_the_graph_is_already_bounded():
+    ring = Graph(np.stack([np.arange(30), (np.arange(30) + 1) % 30]), np.eye(30))
+    rows = star_rows(ring, np.arange(30), 2, RandomStreams(0).numpy("degree"), method="greedy")
+    assert (rows != ring.adjacency()).nnz == 0

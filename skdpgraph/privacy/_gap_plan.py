@@ -1,0 +1,331 @@
+"""GAP's privacy plan: PMA's K Gaussians, alone (edge level) or between two DP-SGD runs (node level).
+
+A :class:`GAPPlan` fixes, before any private data is read, everything the guarantee of
+``GAPClassifier`` depends on: the unit, the sensitivity of one PMA hop, the noise
+multiplier and the two DP-SGD runs. It implements the
+:class:`~skdpgraph.privacy.PrivacyPlan` protocol, and also states what ``predict`` costs
+(:meth:`GAPPlan.release_cost`), what the guarantee assumes and what it leaves uncovered,
+so that the docstring, the user guide and ``privacy_`` say the same thing.
+
+Edge level: the K noisy hops compose exactly into one Gaussian mechanism with multiplier
+``sigma / sqrt(K)`` ([DRS22]_, Corollary 3.3), accounted on its exact analytic curve; the
+encoder and the classifier read only the features and labels, public at this level.
+Node level: encoder DP-SGD, then the K Gaussians (std ``sigma * Delta``), then classifier
+DP-SGD, all with one ``sigma``, composed in RDP under add/remove-one-node ([SSBG23]_,
+Theorem 4).
+
+References
+----------
+.. [SSBG23] Sajadmanesh, Shamsabadi, Bellet, Gatica-Perez. "GAP: Differentially Private
+   Graph Neural Networks with Aggregation Perturbation", USENIX Security 2023.
+.. [DRS22] Dong, Roth, Su. "Gaussian Differential Privacy", JRSS-B 2022.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from skdpgraph.privacy._accountant import compute_rdp, epsilon_from_rdp, gaussian_event
+from skdpgraph.privacy._aggregation import (gap_node_event, pma_sensitivity,
+                                            private_multi_hop_aggregation)
+from skdpgraph.privacy._calibration import calibrate_noise_multiplier
+from skdpgraph.privacy._gaussian import calibrate_gaussian_noise, gaussian_epsilon
+from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
+from skdpgraph.privacy._report import NON_PRIVATE_NOTE
+from skdpgraph.sampling._degree import bound_in_degree, bound_out_degree
+
+__all__ = ["GAPPlan", "plan_gap"]
+
+_STAGES = ("encoder", "classifier")
+
+
+@dataclass(frozen=True)
+class GAPPlan:
+    """The privacy plan of one GAP fit.
+
+    Parameters
+    ----------
+    privacy_level : {"edge", "node"}
+    hops : int
+        K, the number of noisy aggregation hops.
+    directed : bool
+        Whether the graph is directed (edge level: the unit is then one directed edge).
+    noise_multiplier : float or None
+        sigma: PMA noise std / sensitivity and, at node level, DP-SGD noise std / C.
+        None for a non-private (``epsilon=inf``) plan.
+    encoder, classifier : DPSGDPlan
+        The two training runs (non-private at edge level).
+    max_degree : int or None
+        Node level: out-degree bound D.
+    max_in_degree : int or None
+        Node level: in-degree bound D_in; None leaves in-degree unbounded (and each
+        node's own aggregation rows uncovered).
+    """
+
+    privacy_level: str
+    hops: int
+    directed: bool
+    noise_multiplier: float | None
+    encoder: DPSGDPlan
+    classifier: DPSGDPlan
+    max_degree: int | None = None
+    max_in_degree: int | None = None
+
+    # ------------------------------------------------------------------ mechanism
+    @property
+    def private(self) -> bool:
+        return self.noise_multiplier is not None
+
+    @property
+    def node_level(self) -> bool:
+        return self.privacy_level == "node"
+
+    @property
+    def sensitivity(self) -> float:
+        """L2 sensitivity of one PMA hop (:func:`~skdpgraph.privacy.pma_sensitivity`)."""
+        return pma_sensitivity(self.privacy_level, directed=self.directed,
+                               max_degree=self.max_degree if self.node_level else None,
+                               max_in_degree=self.max_in_degree if self.node_level else None)
+
+    @property
+    def noise_std(self) -> float:
+        """Std of the Gaussian noise added to every coordinate of every hop (0 if not private)."""
+        return self.noise_multiplier * self.sensitivity if self.private else 0.0
+
+    @property
+    def own_rows_covered(self) -> bool:
+        """Whether the sensitivity covers each node's own aggregation rows.
+
+        True at edge level and at node level with ``max_in_degree``; then the fit-time
+        aggregations are a release paid by the training epsilon and can be kept.
+        """
+        return not (self.private and self.node_level and self.max_in_degree is None)
+
+    def aggregate(self, adjacency: sp.spmatrix, embeddings: torch.Tensor,
+                  streams: Any) -> torch.Tensor:
+        """One PMA release as planned: degree bounding (node level), then K noisy hops.
+
+        Parameters
+        ----------
+        adjacency : scipy sparse matrix of shape (n, n)
+            In-adjacency ``A[target, source]`` of the queried graph.
+        embeddings : Tensor of shape (n, d)
+            Encoder embeddings (row-normalised by PMA), on the device to compute on.
+        streams : RandomStreams
+            The edges kept by the degree bounds come from a ``"degree"`` stream, the noise
+            from a ``"noise"`` stream: fresh ones for every release.
+
+        Returns
+        -------
+        Tensor of shape (n, K, d), on the device of ``embeddings``.
+        """
+        if self.node_level:
+            degree = streams.numpy("degree")
+            adjacency = bound_out_degree(adjacency, self.max_degree, degree)
+            if self.max_in_degree is not None:
+                adjacency = bound_in_degree(adjacency, self.max_in_degree, degree)
+        with torch.no_grad():
+            return private_multi_hop_aggregation(
+                adjacency, embeddings, self.hops, self.noise_std,
+                streams.torch("noise", embeddings.device))
+
+    # ------------------------------------------------------------------ accounting
+    @functools.cached_property
+    def _curves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """RDP of one encoder step, of the K Gaussians, of one classifier step."""
+        encoder = compute_rdp(self.encoder.dp_event(1))
+        same = self.classifier.sample_rate == self.encoder.sample_rate  # same step: one curve
+        return (encoder, compute_rdp(gaussian_event(self.noise_multiplier, self.hops)),
+                encoder if same else compute_rdp(self.classifier.dp_event(1)))
+
+    def running_epsilon(self, delta: float, stage: str, steps: int) -> float:
+        """Epsilon spent after ``steps`` steps of ``stage`` ("encoder" or "classifier").
+
+        Edge level: 0 during the encoder (it reads no edge), the PMA's epsilon during the
+        classifier. Node level: the RDP composition of everything run so far.
+        """
+        if stage not in _STAGES:
+            raise ValueError(f"GAPPlan.running_epsilon: stage must be one of {_STAGES}; got {stage!r}.")
+        if not self.private:
+            return math.inf
+        if not self.node_level:
+            return 0.0 if stage == "encoder" else self.release_epsilon(delta)
+        encoder, pma, classifier = self._curves
+        if stage == "encoder":
+            return 0.0 if steps == 0 else epsilon_from_rdp(steps * encoder, delta)
+        return epsilon_from_rdp(self.encoder.steps * encoder + pma + steps * classifier, delta)
+
+    def epsilon(self, delta: float) -> float:
+        """Epsilon of the whole fit at ``delta`` (``inf`` if not private)."""
+        return self.running_epsilon(delta, "classifier", self.classifier.steps)
+
+    def release_epsilon(self, delta: float) -> float:
+        """Epsilon of one PMA release (K Gaussians at sigma), exact, at ``delta``."""
+        if not self.private:
+            return math.inf
+        return gaussian_epsilon(self.noise_multiplier, delta, count=self.hops)
+
+    def dp_event(self):
+        """The dp-accounting event of the fit (None if not private)."""
+        if not self.private:
+            return None
+        if self.node_level:
+            return gap_node_event(self.noise_multiplier, self.hops, self.encoder, self.classifier)
+        return gaussian_event(self.noise_multiplier, self.hops)
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        return (str(self.dp_event()),) if self.private else ()
+
+    @property
+    def accountant(self) -> str:
+        if not self.private:
+            return "none"
+        if self.node_level:
+            return ("dp-accounting RDP: encoder DP-SGD (Poisson, add/remove) + K Gaussians + "
+                    "classifier DP-SGD, one sigma; Balle et al. 2020 conversion")
+        return ("exact: K Gaussians = one Gaussian with multiplier sigma/sqrt(K); analytic "
+                "Gaussian mechanism (Balle & Wang 2018) via dp-accounting")
+
+    @property
+    def mechanism(self) -> str:
+        if not self.private:
+            return NON_PRIVATE_NOTE
+        pma = (f"PMA: {self.hops} hops of sum aggregation over in-neighbours, each + Gaussian "
+               f"noise of std sigma*Delta = {self.noise_multiplier:.4g}*{self.sensitivity:.4g}")
+        if self.node_level:
+            return (f"encoder {self.encoder.mechanism}; {pma}; classifier "
+                    f"{self.classifier.mechanism}; one sigma={self.noise_multiplier:.4g}")
+        return pma + "; encoder and classifier trained without noise on the features and labels"
+
+    # ------------------------------------------------------------------ statements
+    @property
+    def unit(self) -> str:
+        if self.node_level:
+            return "node (its features, label and edges)"
+        if self.directed:
+            return "edge (one directed edge)"
+        return "edge (one undirected edge: both directed entries)"
+
+    @property
+    def relation(self) -> str:
+        if self.node_level:
+            return "add or remove one node with all its edges (node set public: a removed node is isolated)"
+        return f"add or remove one {'directed' if self.directed else 'undirected'} edge"
+
+    @property
+    def _degree_bound(self) -> str:
+        bound = f"out-degree is at most max_degree={self.max_degree}"
+        if self.max_in_degree is not None:
+            bound += f" and in-degree at most max_in_degree={self.max_in_degree}"
+        return bound
+
+    def assumptions(self, *, default_delta: bool = False) -> tuple[str, ...]:
+        """Conditions of the guarantee (the base class adds label set, hyperparameters, n)."""
+        if not self.private:
+            return ()
+        if not self.node_level:
+            out = ("node features and labels are public at edge level: the encoder and the "
+                   "classifier are trained on them without noise, and validation_fraction's "
+                   "epoch selection uses them; only the edges are protected",)
+            if default_delta:
+                out += ("the number of edges, which sets the default delta 1/(10 E), is public",)
+            return out
+        return (
+            f"every node's {self._degree_bound} (the degree sampler is then the identity); "
+            "on other graphs the guarantee holds for the degree-bounded graph taken as the "
+            "input: the sampler is data-dependent (removing a node can change which edges "
+            "its neighbours keep)",
+            "the node set is public: removing a node is modelled as isolating it (GAP's "
+            "Lemma 2); the number of nodes sets the default delta",
+        )
+
+    @property
+    def not_covered(self) -> tuple[str, ...]:
+        if self.own_rows_covered:
+            return ()
+        return ("each node's own aggregation rows (the sums over its in-neighbours, whose "
+                "number is not bounded) with respect to that node: the sqrt(D) bound holds "
+                "with them fixed. The fitted estimator keeps none of them; predict "
+                "recomputes them in a recorded release (privacy_.releases)",)
+
+    @property
+    def inference(self) -> str:
+        hop0 = ("Hop 0 is each queried node's own embedding, computed from its features in "
+                "the clear at predict time.")
+        if not self.private:
+            return "not private: predict aggregates the queried graph without noise. " + hop0
+        cost = (f"a new PMA release with fresh noise (same sigma, epsilon of {self.hops} "
+                "Gaussians at delta_), recorded in privacy_.releases")
+        if self.own_rows_covered:
+            return ("predict on the fitted graph (or a graph with the same content) reuses the "
+                    f"noisy aggregations computed in fit, at no cost; on another graph it is {cost}. "
+                    + hop0)
+        return ("predict on any graph, the fitted one included, is " + cost + "; it covers "
+                "every row but each node's own rows with respect to that node (not covered). "
+                "It is kept in memory for repeated queries, never pickled. " + hop0)
+
+    def release_cost(self, delta: float) -> dict:
+        """The record of one PMA release at predict time: epsilon, delta and parameters."""
+        cost = {"epsilon": self.release_epsilon(delta), "delta": delta if self.private else 0.0,
+                "unit": self.unit, "noise_multiplier": self.noise_multiplier,
+                "sensitivity": self.sensitivity, "hops": self.hops}
+        if self.not_covered:
+            cost["not_covered"] = ("each queried node's own aggregation rows (its "
+                                   "in-neighbourhood), with respect to that node")
+        return cost
+
+
+def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, directed: bool,
+             num_examples: int, batch_size: int, epochs: int, encoder_epochs: int,
+             max_grad_norm: float, max_degree: int | None = None,
+             max_in_degree: int | None = None, context: str = "GAP") -> GAPPlan:
+    """Plan a GAP fit, calibrating one noise multiplier to ``(epsilon, delta)``.
+
+    Edge level: sigma is the smallest multiplier for which K Gaussians are
+    ``(epsilon, delta)``-DP on the exact curve. Node level: one sigma for the encoder
+    DP-SGD, the K Gaussians and the classifier DP-SGD, calibrated on their RDP
+    composition. ``epsilon=inf`` gives a non-private plan.
+
+    Raises
+    ------
+    PrivacyBudgetError
+        If the budget cannot be met, or (edge level) ``epsilon`` exceeds
+        :data:`~skdpgraph.privacy._gaussian.MAX_GAUSSIAN_EPSILON`.
+
+    Examples
+    --------
+    >>> plan = plan_gap(epsilon=4.0, delta=1e-5, privacy_level="edge", hops=2, directed=False,
+    ...                 num_examples=100, batch_size=100, epochs=10, encoder_epochs=10,
+    ...                 max_grad_norm=1.0)
+    >>> round(plan.epsilon(1e-5), 6), round(plan.sensitivity, 4)
+    (4.0, 1.4142)
+    """
+    node = privacy_level == "node"
+    steps = {"encoder": steps_for_epochs(encoder_epochs, num_examples, batch_size),
+             "classifier": steps_for_epochs(epochs, num_examples, batch_size)}
+
+    def make(sigma: float | None) -> GAPPlan:
+        runs = {stage: plan_dpsgd(
+            epsilon=math.inf, delta=delta, sampling="poisson", num_examples=num_examples,
+            batch_size=batch_size, steps=steps[stage], max_grad_norm=max_grad_norm,
+            noise_multiplier=sigma if node else None) for stage in _STAGES}
+        return GAPPlan(privacy_level, int(hops), bool(directed), sigma, runs["encoder"],
+                       runs["classifier"], max_degree=max_degree if node else None,
+                       max_in_degree=max_in_degree if node else None)
+
+    if math.isinf(epsilon):
+        return make(None)
+    if not node:
+        return make(calibrate_gaussian_noise(epsilon, delta, count=hops, context=context))
+    context = (f"{context} (privacy_level='node', hops={hops}, epochs={epochs}, "
+               f"encoder_epochs={encoder_epochs}, delta={delta:.3g})")
+    return make(calibrate_noise_multiplier(lambda sigma: make(sigma).epsilon(delta), epsilon,
+                                           context=context))
