@@ -143,14 +143,18 @@ def public_generator(random_state: Any) -> np.random.Generator:
             f"got {random_state!r}.") from error
 
 
-def release_streams(random_state: Any, index: int) -> RandomStreams:
-    """Streams for the ``index``-th release after fit, independent of training's.
+def release_streams(random_state: Any, index: int, content: str) -> RandomStreams:
+    """Streams for the ``index``-th release after fit, on data with fingerprint ``content``.
 
-    With ``random_state=None`` the entropy is fresh from the operating system; with a
-    seed, the release's spawn key ``("release", index)`` keeps it apart from training and
-    from every other release, while staying reproducible.
+    With ``random_state=None`` the entropy is fresh from the operating system. With a seed
+    the streams are keyed by ``("release", index, content)``: apart from training's
+    streams, from every other release's, and from a release of the same index on other
+    data, so two copies of one pickled estimator never use the same noise on different
+    graphs (where differences would cancel it); on the same content they give the same
+    output, which reveals nothing new.
     """
-    return RandomStreams(random_state, key=(PURPOSES.index("release"), int(index)))
+    words = tuple(int(content[i:i + 8], 16) for i in range(0, min(len(content), 32), 8))
+    return RandomStreams(random_state, key=(PURPOSES.index("release"), int(index)) + words)
 
 
 def prediction_key(random_state: Any) -> int:
@@ -171,20 +175,3 @@ def keyed_generator(key: int, *words: int) -> np.random.Generator:
     return np.random.default_rng([int(w) for w in words] + [key >> (32 * i) & 0xFFFFFFFF
                                                             for i in range(4)])
 
-
-# --- LEGACY (being removed: estimators migrate to RandomStreams) ----------------------------
-class Seeds:  # pragma: no cover - transitional
-    def __init__(self, seed: int) -> None:
-        self.seed = int(seed)
-        self.numpy = np.random.default_rng(self.seed)
-        self.torch = torch.Generator().manual_seed(self.seed)
-
-    def torch_on(self, device, offset: int = 1) -> torch.Generator:
-        return torch.Generator(device=device).manual_seed(self.seed + offset)
-
-
-def make_seeds(random_state):  # pragma: no cover - transitional
-    from sklearn.utils import check_random_state
-    if random_state is None:
-        return Seeds(int(np.random.SeedSequence().generate_state(1)[0]))
-    return Seeds(int(check_random_state(random_state).randint(np.iinfo(np.int32).max)))

@@ -48,7 +48,7 @@ VERBOSE_NOT_COVERED = (
 _HYPERPARAMETERS_PUBLIC = "hyperparameters (architecture, epochs, lr, batch size...) are public"
 
 #: Noisy releases on graphs other than the fitted one kept in the cache, per kind.
-_OTHER_RELEASES_KEPT = 1
+_OTHER_RELEASES_KEPT = 2
 
 
 def resolve_device(device: Any) -> torch.device:
@@ -234,7 +234,8 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         cached = self._cached(graph, kind)
         if cached is not None:
             return cached
-        streams = release_streams(self.random_state, len(self.privacy_.releases))
+        streams = release_streams(self.random_state, len(self.privacy_.releases),
+                                  graph.fingerprint())
         value = make(streams)
         record = {"kind": kind, "num_nodes": graph.num_nodes, **cost()}
         self.privacy_ = self.privacy_.with_release(**record)

@@ -35,11 +35,12 @@ def _root_cross_entropy(module: nn.Module, batch):
 class DRWClassifier(BaseDPClassifier):
     r"""Graph neural network trained with DP-SGD on disjoint random-walk subgraphs.
 
-    Every training node roots one subgraph grown by random walks that never enter another
-    subgraph. Each step draws ``batch_size`` subgraphs without replacement, clips each
-    root's gradient to C and adds :math:`\mathcal{N}(0, (2\lambda C)^2)` to the sum: one
-    node's features and label change at most one subgraph (replace-one, sensitivity 2C).
-    See :ref:`privacy_units` for the accounting and what ``predict`` reads.
+    Ayle et al. (2022): every training node roots one subgraph grown by random walks that
+    never enter another; each step draws ``batch_size`` subgraphs without replacement,
+    clips each root's gradient to C and adds :math:`\mathcal{N}(0, (2\lambda C)^2)`. One
+    node's features and label change at most one subgraph (replace-one). The structure
+    and the training set are public; ``predict`` reads the raw features its walks reach.
+    See :ref:`drw_guarantee`.
 
     Parameters
     ----------
@@ -48,32 +49,25 @@ class DRWClassifier(BaseDPClassifier):
     delta : float, default=None
         Defaults to ``1 / (10 * num_nodes)`` of the graph (every node is protected).
     classes : array-like, default=None
-        The public label set. None reads it from ``y`` and states in ``privacy_`` that it
-        is treated as public; labels outside a given set raise.
+        The public label set (None: read from ``y`` and stated as public).
     sampler : {"drw", "drw-r", "drw-d"}, default="drw"
         One walk per root, ``restarts`` walks per root, or DRW re-drawn every
         ``resample_every`` steps.
-    walk_length : int, default=4
-    restarts : int, default=2
-        Walks per root for ``"drw-r"``.
-    resample_every : int, default=10
-        Steps between re-draws for ``"drw-d"``.
+    walk_length, restarts, resample_every : int, default=4, 2, 10
+        Steps per walk, walks per root (``"drw-r"``), steps between re-draws (``"drw-d"``).
     batch_size : int, default=64
         Subgraphs per step (capped at the number of training nodes).
-    layers : int, default=1
-    hidden_dim : int, default=256
+    layers, hidden_dim : int, default=1, 256
     conv : {"gcn", "sage"}, default="gcn"
-    lr : float, default=0.01
+    lr, max_grad_norm : float, default=0.01, 1.0
     epochs : int, default=30
         Passes of ``ceil(M / m)`` steps each; ignored if ``max_steps`` is set.
     max_steps : int, default=None
-    max_grad_norm : float, default=1.0
     noise_multiplier : float, default=None
-        None: calibrate lambda to the planned steps. Given: the paper's mode, train with
-        it for the most planned steps that stay within ``epsilon`` (fixed before training).
+        None: calibrate lambda. Given (the paper's mode): train for the most planned steps
+        within ``epsilon``, fixed before training.
     random_state : int, RandomState or None, default=None
-        Root of independent streams for walks, batches, noise and initialisation. Leave
-        it None in production.
+        Root of the walks', batches', noise and init streams; None in production.
     device : {"auto", "cpu", "cuda"}, default="auto"
     verbose : bool, default=False
 
@@ -86,26 +80,12 @@ class DRWClassifier(BaseDPClassifier):
     noise_multiplier_ : float or None
         lambda = noise std / (2C); None for ``epsilon=inf``.
     n_steps_ : int
-        Noisy steps taken.
     prediction_key_ : int
-        Key of the prediction-time walks: independent of every training stream (fresh
-        OS entropy when ``random_state`` is None); it makes ``predict`` deterministic.
+        Key of the prediction walks, independent of training (deterministic ``predict``).
     privacy_ : PrivacyReport
     history_ : list of dict
     module_ : DenseSubgraphGNN
     device_ : torch.device
-
-    Notes
-    -----
-    Privacy unit: one node's features and label (replace-one); the structure and the set
-    of training nodes are public. ``predict`` reads the raw features of the query nodes
-    and of the nodes their walks reach (not protected); the fitted estimator keeps no
-    graph.
-
-    References
-    ----------
-    .. [AGS22] Ayle, Gosch, Schuchardt, Zügner, Günnemann. "Training Differentially Private
-       Graph Neural Networks with Random Walk Sampling", 2022.
 
     Examples
     --------
@@ -121,11 +101,9 @@ class DRWClassifier(BaseDPClassifier):
     _parameter_constraints = {
         **DPSGD_CONSTRAINTS,
         "sampler": [StrOptions({"drw", "drw-r", "drw-d"})],
-        "walk_length": [Interval(Integral, 1, None, closed="left")],
-        "restarts": [Interval(Integral, 1, None, closed="left")],
-        "resample_every": [Interval(Integral, 1, None, closed="left")],
+        **{name: [Interval(Integral, 1, None, closed="left")]
+           for name in ("walk_length", "restarts", "resample_every", "hidden_dim")},
         "layers": [Interval(Integral, 1, 2, closed="both")],
-        "hidden_dim": [Interval(Integral, 1, None, closed="left")],
         "conv": [StrOptions({"gcn", "sage"})],
         "max_steps": [Interval(Integral, 1, None, closed="left"), None],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
@@ -158,9 +136,8 @@ class DRWClassifier(BaseDPClassifier):
                    f"batch_size={self.batch_size}, {m} subgraphs)")
         plan = plan_dpsgd(epsilon=self.epsilon, delta=self.delta_, sampling="without_replacement",
                           num_examples=m, batch_size=self.batch_size, steps=steps,
-                          max_grad_norm=self.max_grad_norm,
-                          noise_multiplier=self.noise_multiplier if private else None,
-                          context=context)
+                          max_grad_norm=self.max_grad_norm, context=context,
+                          noise_multiplier=self.noise_multiplier if private else None)
         if private and self.noise_multiplier is not None:
             plan = plan_until_budget(plan, self.epsilon, self.delta_, context=context)
         return plan
@@ -178,7 +155,8 @@ class DRWClassifier(BaseDPClassifier):
                                   conv=self.conv, num_layers=self.layers).to(self.device_)
         result = train_dpsgd(
             module, examples, _root_cross_entropy, plan, lr=self.lr,
-            generator=streams.torch("batches"), noise_generator=streams.torch("noise", self.device_),
+            generator=streams.torch("batches"),
+            noise_generator=streams.torch("noise", self.device_),
             epsilon_at=(lambda steps: plan.epsilon(self.delta_, steps)) if plan.private else None,
             verbose=self.verbose, description=f"DRWClassifier ({self.sampler})")
         self.module_ = result.module.cpu()

@@ -25,18 +25,16 @@ __all__ = ["RGNNClassifier"]
 class RGNNClassifier(BaseDPClassifier):
     r"""Reconstruction-based GNN under local DP on node features and labels (RGNN).
 
-    Bhaila et al. (SDM 2024): every node randomises its categorical features with GRR-FS
-    (``m`` of ``d`` at :math:`\varepsilon_x` each), every training node its label with GRR
-    (:math:`\varepsilon_y`); the server reconstructs both over the public graph and trains a
-    GNN with a label-proportion loss on METIS bags. ``predict`` on the training graph (or a
-    copy with the same content) reuses the cached reconstruction; on another graph it is a
-    new GRR-FS release, recorded in ``privacy_.releases``. See :ref:`rgnn_accounting`.
+    Bhaila et al. (SDM 2024): every node reports its categorical features through GRR-FS,
+    every training node its label through GRR; the server reconstructs both over the public
+    graph and trains a GNN with a label-proportion loss on METIS bags. ``predict`` on the
+    training graph (or a same-content copy) reuses the cached reconstruction; elsewhere it
+    is a new GRR-FS release, recorded in ``privacy_.releases``. See :ref:`rgnn_accounting`.
 
     Parameters
     ----------
     epsilon_per_feature, epsilon_labels : float, default=1.0, 3.0
-        :math:`\varepsilon_x` per sampled feature, :math:`\varepsilon_y` per training
-        label, in ``(0, inf]``.
+        :math:`\varepsilon_x` per sampled feature, :math:`\varepsilon_y` per label; ``(0, inf]``.
     classes : array-like, default=None
         The public label set (None: read from ``y`` and stated as public).
     n_sampled_features : int, default=10
@@ -44,20 +42,18 @@ class RGNNClassifier(BaseDPClassifier):
     feature_group_size : int, default=None
         OR-group this many binary columns into one feature (Cora 25, Facebook 100).
     feature_range : tuple (low, high), default=(-1.5, 1.5)
-        Public range of the 4 equal-width bins of non-binary features (values outside go
-        to the end bins); never read from the data. Suits standardised features.
+        Public range of the 4 bins of non-binary features (values outside go to the end
+        bins), never read from the data; suits standardised features.
     feature_hops, label_hops, n_clusters : int, default=16
         Reconstruction rounds, and METIS bags of the label-proportion loss.
-    llp_weight : float, default=0.1
     backbone : {"sage", "gcn", "gat"}, default="sage"
     hidden_dim, layers, epochs : int, default=16, 2, 100
-    dropout, lr : float, default=0.5, 0.01
+    llp_weight, dropout, lr : float, default=0.1, 0.5, 0.01
     max_grad_norm : float or None, default=None
     validation_fraction : float, default=0.0
         Held-out labelled nodes for epoch selection on reconstructed labels (no cost).
     randomize : bool, default=True
-        False: the features and ``y`` are already GRR-FS and GRR reports (e.g. from
-        :class:`~skdpgraph.preprocessing.GRRFeatureRandomizer` and ``GRRLabelRandomizer``).
+        False: features and ``y`` are GRR-FS and GRR reports already (``GRRFeatureRandomizer``).
     random_state : int, RandomState or None, default=None
         Root of the clients', METIS', split and training streams; None in production.
     device : {"auto", "cpu", "cuda"}, default="auto"
@@ -68,9 +64,8 @@ class RGNNClassifier(BaseDPClassifier):
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     epsilon_spent_ : float
-        :math:`m\varepsilon_x + \varepsilon_y` per training node.
+        :math:`m\varepsilon_x + \varepsilon_y` per training node (``delta_`` is 0).
     delta_ : float
-        0 (pure local DP).
     privacy_ : PrivacyReport
     n_sampled_features_ : int
     domain_sizes_ : ndarray of shape (d,)
@@ -86,12 +81,11 @@ class RGNNClassifier(BaseDPClassifier):
     >>> from skdpgraph import RGNNClassifier
     >>> from skdpgraph.datasets import make_csbm
     >>> data = make_csbm(n_nodes=300, random_state=0)
-    >>> nodes = data.graph.nodes()
     >>> clf = RGNNClassifier(epsilon_per_feature=1.0, epsilon_labels=2.0, epochs=20,
-    ...                      random_state=0).fit(nodes[:150], data.y[:150])
+    ...                      random_state=0).fit(data.nodes()[:150], data.y[:150])
     >>> clf.epsilon_spent_  # m * eps_x + eps_y = 10 * 1 + 2
     12.0
-    >>> clf.predict(nodes[150:]).shape
+    >>> clf.predict(data.nodes()[150:]).shape
     (150,)
     """
 
@@ -103,13 +97,12 @@ class RGNNClassifier(BaseDPClassifier):
         **{name: [Interval(Integral, 1, None, closed="left")] for name in (
             "n_sampled_features", "n_clusters", "hidden_dim", "layers", "epochs")},
         "feature_group_size": [Interval(Integral, 1, None, closed="left"), None],
-        "llp_weight": [Interval(Real, 0, None, closed="left")],
+        "llp_weight": [Interval(Real, 0, None, closed="left")], "feature_range": [tuple],
         "backbone": [StrOptions(set(BACKBONES))],
-        **{name: [Interval(Real, 0, 1, closed="left")] for name in ("dropout",
-                                                                    "validation_fraction")},
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")], "randomize": ["boolean"],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither"), None],
-        "feature_range": [tuple],
         **{k: v for k, v in DP_CONSTRAINTS.items() if k not in ("epsilon", "delta")},
     }
     _training_size_public = False  # the local budget does not depend on it
@@ -127,8 +120,8 @@ class RGNNClassifier(BaseDPClassifier):
         self.llp_weight, self.backbone, self.hidden_dim = llp_weight, backbone, hidden_dim
         self.layers, self.dropout, self.epochs, self.lr = layers, dropout, epochs, lr
         self.max_grad_norm, self.validation_fraction = max_grad_norm, validation_fraction
-        self.randomize, self.random_state = randomize, random_state
-        self.device, self.verbose = device, verbose
+        self.randomize, self.random_state, self.device = randomize, random_state, device
+        self.verbose = verbose
 
     def _budget(self) -> float:
         return float(self.n_sampled_features * self.epsilon_per_feature + self.epsilon_labels)
@@ -173,10 +166,9 @@ class RGNNClassifier(BaseDPClassifier):
         self.module_ = module.cpu().eval()
 
     def _reconstructed(self, graph: Graph, rng, operator=None) -> np.ndarray:
-        return reconstruct_from_clients(
-            graph, self.encoder_, self.domain_sizes_, self.epsilon_per_feature,
-            self.n_sampled_features_, self.feature_hops, rng, operator=operator,
-            name="RGNNClassifier (randomize=False)")
+        return reconstruct_from_clients(graph, self.encoder_, self.domain_sizes_,
+                                        self.epsilon_per_feature, self.n_sampled_features_,
+                                        self.feature_hops, rng, operator=operator)
 
     def _features(self, graph: Graph) -> np.ndarray:
         """Cached (same content), a new recorded release, or (randomize=False) reconstructed."""
@@ -198,8 +190,7 @@ class RGNNClassifier(BaseDPClassifier):
 
     def _inference(self, plan) -> str:
         return ("post-processing of LDP reports: the cached reconstruction on the training graph "
-                "or a copy with the same content; on another graph with randomize=True, a new "
-                "GRR-FS release of its nodes with fresh randomness, recorded in privacy_.releases")
+                "or a same-content copy; elsewhere a new GRR-FS release, in privacy_.releases")
 
     def _assumptions(self, plan, nodes: Nodes) -> tuple[str, ...]:
         return ("graph structure is public", "each node reports once (duplicates are refused)",

@@ -139,13 +139,12 @@ def embed_nodes(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Ten
     >>> out.shape, bool(torch.allclose(out.norm(dim=-1), torch.ones(2)))
     (torch.Size([2, 8]), True)
     """
-    index = np.arange(graph.num_nodes) if index is None else np.asarray(index)
+    index = np.arange(graph.num_nodes) if index is None else np.asarray(index, dtype=np.int64)
     device = next(encoder.parameters()).device
     with torch.no_grad():
-        parts = [encoder.embed(torch.from_numpy(graph.features(index[i:i + _CHUNK])).to(device)).cpu()
-                 for i in range(0, len(index), _CHUNK)]
-    hidden = encoder.head.in_features
-    return row_normalize(torch.cat(parts) if parts else torch.zeros(0, hidden))
+        parts = [encoder.embed(torch.from_numpy(graph.features(chunk)).to(device)).cpu()
+                 for chunk in np.array_split(index, range(_CHUNK, len(index), _CHUNK))]
+    return row_normalize(torch.cat(parts))
 
 
 def hop_inputs(encoder: GAPEncoder, nodes: Any, aggregations: torch.Tensor) -> torch.Tensor:

@@ -132,4 +132,4 @@ def train_llp_gnn(module: nn.Module, x, edge_index, train_index, targets, bag, p
 def _tensor(value, device: torch.device) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value.to(device)
-    return torch.as_tensor(np.asarray(value), device=device)
+    return torch.tensor(np.asarray(value), device=device)

@@ -53,8 +53,11 @@ def feature_schema(x: Any, *, randomize: bool, group_size: int | None,
 def feature_reports(x: Any, encoder: CategoricalFeatureEncoder | None, domain_sizes: np.ndarray,
                     epsilon_per_feature: float, n_sampled_features: int,
                     rng: np.random.Generator | None, *, name: str) -> np.ndarray:
-    """Every row's GRR-FS report: encoded and randomised with ``rng``, or (``encoder`` None)
-    the codes ``x`` already holds, checked against ``domain_sizes``."""
+    """Every row's GRR-FS report, shape (n_rows, d).
+
+    With an ``encoder``: ``x`` encoded and randomised with ``rng``. With ``encoder=None``:
+    ``x`` already holds reports; its codes are checked against ``domain_sizes``.
+    """
     if encoder is not None:
         return grr_fs_randomize(encoder.transform(x), domain_sizes, epsilon_per_feature,
                                 n_sampled_features, rng)

@@ -121,10 +121,13 @@ def reconstruct_features(operator: sp.csr_matrix, reports: np.ndarray, domain_si
 def reconstruct_from_clients(graph: Graph, encoder, domain_sizes: np.ndarray,
                              epsilon_per_feature: float, n_sampled_features: int, hops: int,
                              rng: np.random.Generator | None, *, operator=None,
-                             name: str = "reconstruct_from_clients") -> np.ndarray:
-    """Every node's GRR-FS report (simulated with ``rng``, or read from ``graph`` when
-    ``encoder`` is None; see :func:`~skdpgraph.preprocessing._randomizers.feature_reports`),
-    reconstructed over ``graph`` by :func:`reconstruct_features`."""
+                             name: str = "RGNN reconstruction (randomize=False)") -> np.ndarray:
+    """Every node's GRR-FS report, reconstructed over ``graph`` by :func:`reconstruct_features`.
+
+    The reports are simulated with ``rng``, or read from ``graph`` when ``encoder`` is None
+    (see :func:`~skdpgraph.preprocessing._randomizers.feature_reports`). ``operator``
+    defaults to :func:`mean_propagation_operator` of ``graph``.
+    """
     reports = feature_reports(graph.x, encoder, domain_sizes, epsilon_per_feature,
                               n_sampled_features, rng, name=name)
     operator = mean_propagation_operator(graph) if operator is None else operator

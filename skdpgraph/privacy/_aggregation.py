@@ -111,9 +111,10 @@ def private_multi_hop_aggregation(adjacency: sp.spmatrix, x: torch.Tensor, hops:
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp, torch
+    >>> from skdpgraph._random import RandomStreams
     >>> path = sp.csr_matrix((np.ones(4), ([0, 1, 1, 2], [1, 0, 2, 1])), shape=(3, 3))
     >>> out = private_multi_hop_aggregation(path, torch.eye(3), 2, 0.5,
-    ...                                     torch.Generator().manual_seed(0))
+    ...                                     RandomStreams(0).torch("noise"))
     >>> out.shape, bool(torch.allclose(out.norm(dim=-1), torch.ones(3, 2)))
     (torch.Size([3, 2, 3]), True)
     """

@@ -1,4 +1,4 @@
-"""GAP's privacy plan: PMA's K Gaussians, alone (edge level) or between two DP-SGD runs (node level).
+"""GAP's privacy plan: PMA's K Gaussians, alone (edge level) or between two DP-SGD runs (node).
 
 A :class:`GAPPlan` fixes, before any private data is read, everything the guarantee of
 ``GAPClassifier`` depends on: the unit, the sensitivity of one PMA hop, the noise
@@ -152,7 +152,8 @@ class GAPPlan:
         classifier. Node level: the RDP composition of everything run so far.
         """
         if stage not in _STAGES:
-            raise ValueError(f"GAPPlan.running_epsilon: stage must be one of {_STAGES}; got {stage!r}.")
+            raise ValueError(f"GAPPlan.running_epsilon: stage must be one of {_STAGES}; "
+                             f"got {stage!r}.")
         if not self.private:
             return math.inf
         if not self.node_level:
@@ -217,7 +218,8 @@ class GAPPlan:
     @property
     def relation(self) -> str:
         if self.node_level:
-            return "add or remove one node with all its edges (node set public: a removed node is isolated)"
+            return ("add or remove one node with all its edges (node set public: a removed "
+                    "node is isolated)")
         return f"add or remove one {'directed' if self.directed else 'undirected'} edge"
 
     @property
@@ -266,8 +268,8 @@ class GAPPlan:
                 "Gaussians at delta_), recorded in privacy_.releases")
         if self.own_rows_covered:
             return ("predict on the fitted graph (or a graph with the same content) reuses the "
-                    f"noisy aggregations computed in fit, at no cost; on another graph it is {cost}. "
-                    + hop0)
+                    "noisy aggregations computed in fit, at no cost; on another graph it is "
+                    f"{cost}. " + hop0)
         return ("predict on any graph, the fitted one included, is " + cost + "; it covers "
                 "every row but each node's own rows with respect to that node (not covered). "
                 "It is kept in memory for repeated queries, never pickled. " + hop0)

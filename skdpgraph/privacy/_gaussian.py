@@ -32,7 +32,8 @@ from dp_accounting.pld.privacy_loss_mechanism import GaussianPrivacyLoss
 
 from skdpgraph.privacy._calibration import MAX_NOISE_MULTIPLIER, PrivacyBudgetError
 
-__all__ = ["MAX_GAUSSIAN_EPSILON", "gaussian_delta", "gaussian_epsilon", "calibrate_gaussian_noise"]
+__all__ = ["MAX_GAUSSIAN_EPSILON", "gaussian_delta", "gaussian_epsilon",
+           "calibrate_gaussian_noise"]
 
 _RTOL = 1e-9
 

@@ -124,8 +124,9 @@ def bound_out_degree(graph_or_csr: Any, max_degree: int,
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp
+    >>> from skdpgraph._random import RandomStreams
     >>> star = sp.csr_matrix((np.ones(4), ([1, 2, 3, 4], [0, 0, 0, 0])), shape=(5, 5))
-    >>> bounded = bound_out_degree(star, 2, np.random.default_rng(0))
+    >>> bounded = bound_out_degree(star, 2, RandomStreams(0).numpy("degree"))
     >>> int(bounded.getcol(0).nnz), int(bounded.nnz)
     (2, 2)
     """
@@ -166,8 +167,9 @@ def bound_in_degree(graph_or_csr: Any, max_degree: int,
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp
+    >>> from skdpgraph._random import RandomStreams
     >>> hub = sp.csr_matrix((np.ones(4), ([0, 0, 0, 0], [1, 2, 3, 4])), shape=(5, 5))
-    >>> int(bound_in_degree(hub, 3, np.random.default_rng(0)).getrow(0).nnz)
+    >>> int(bound_in_degree(hub, 3, RandomStreams(0).numpy("degree")).getrow(0).nnz)
     3
     """
     return _bound_degree(graph_or_csr, max_degree, rng, by="target", name="bound_in_degree")

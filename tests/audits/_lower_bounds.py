@@ -115,7 +115,8 @@ def _bounds_by_direction(k_d, n_d, k_dp, n_dp, delta, alpha_each):
     Returns an array of shape ``(4,) + shape(k)``, in the order of :data:`DIRECTIONS`.
     """
     k_d, k_dp = np.asarray(k_d), np.asarray(k_dp)
-    in_d = (clopper_pearson_lower(k_d, n_d, alpha_each), clopper_pearson_upper(k_d, n_d, alpha_each))
+    in_d = (clopper_pearson_lower(k_d, n_d, alpha_each),
+            clopper_pearson_upper(k_d, n_d, alpha_each))
     in_dp = (clopper_pearson_lower(k_dp, n_dp, alpha_each),
              clopper_pearson_upper(k_dp, n_dp, alpha_each))
     out_d = (1 - in_d[1], 1 - in_d[0])  # (lower, upper) of P[M(D) not in S]
@@ -231,7 +232,8 @@ def epsilon_lower_bound(scores_d, scores_d_prime, *, delta: float, alpha: float 
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
+    >>> from skdpgraph._random import RandomStreams
+    >>> rng = RandomStreams(0).numpy("noise")
     >>> result = epsilon_lower_bound(rng.normal(0, 1, 20_000), rng.normal(3, 1, 20_000),
     ...                              delta=1e-5)
     >>> 3.0 < result.epsilon < 16.7  # the Gaussian mechanism (multiplier 1/3): 16.7 at 1e-5

@@ -34,8 +34,6 @@ _GAP_NEW_RELEASE = (
 EXPECTED_FAILED_CHECKS["GAPClassifier"] = {
     "check_methods_sample_order_invariance": _GAP_NEW_RELEASE,
     "check_methods_subset_invariance": _GAP_NEW_RELEASE,
-    "check_dict_unchanged": "predict on a new graph records the release: it replaces privacy_ "
-                            "and caches that graph's noisy aggregations (documented)",
 }
 
 _RGNN_NEW_REPORTS = (

@@ -7,7 +7,8 @@ import pytest
 import torch
 from sklearn import config_context
 
-import skdpgraph.estimators._rgnn as rgnn_module
+import skdpgraph.preprocessing._randomizers as randomizers_module
+import skdpgraph.privacy._local as local_module
 from skdpgraph import Graph, PrivacyBudgetError, RGNNClassifier
 from skdpgraph.datasets import make_csbm
 from skdpgraph.preprocessing import (CategoricalFeatureEncoder, GRRFeatureRandomizer,
@@ -122,8 +123,8 @@ def test_predict_uses_cache_on_training_graph_and_its_copies(binary_data):
 def test_release_on_a_new_graph_is_recorded_with_fresh_reports(binary_data, monkeypatch):
     graph, y, train = binary_data
     reports = []
-    original = rgnn_module.grr_fs_randomize
-    monkeypatch.setattr(rgnn_module, "grr_fs_randomize",
+    original = randomizers_module.grr_fs_randomize
+    monkeypatch.setattr(randomizers_module, "grr_fs_randomize",
                         lambda *a: reports.append(original(*a)) or reports[-1])
     clf = RGNNClassifier(random_state=0, n_sampled_features=4, **FAST).fit(
         graph.nodes(train), y[train])
@@ -198,8 +199,8 @@ def test_plan_checked_against_both_budgets_before_the_clients_randomise(binary_d
     def randomise(*args):
         raise AssertionError("the clients randomised before the budget check")
 
-    monkeypatch.setattr(rgnn_module, "grr_fs_randomize", randomise)
-    monkeypatch.setattr(rgnn_module, "grr_fs_epsilon", lambda m, eps: (m + 1) * eps)
+    monkeypatch.setattr(randomizers_module, "grr_fs_randomize", randomise)
+    monkeypatch.setattr(local_module, "grr_fs_epsilon", lambda m, eps: (m + 1) * eps)
     with pytest.raises(PrivacyBudgetError, match="more than the budget"):
         RGNNClassifier(n_sampled_features=3, **FAST).fit(graph.nodes(train), y[train])
 

@@ -8,8 +8,8 @@ from opacus.accountants.analysis.rdp import compute_rdp as opacus_rdp
 from opacus.accountants.analysis.rdp import get_privacy_spent
 
 from skdpgraph.privacy import (
-    compute_epsilon, compute_rdp, gap_node_event, noisy_sum_aggregation, plan_dpsgd,
-    pma_sensitivity, private_multi_hop_aggregation, row_normalize, sum_in_neighbours,
+    PrivacyBudgetError, compute_epsilon, compute_rdp, gap_node_event, noisy_sum_aggregation,
+    plan_dpsgd, pma_sensitivity, private_multi_hop_aggregation, row_normalize, sum_in_neighbours,
 )
 from skdpgraph.sampling import bound_out_degree
 
@@ -178,3 +178,70 @@ def test_the_worst_case_attains_sqrt_of_d_in_squared_plus_d(max_degree, max_in_d
 def test_in_degree_bound_validates():
     with pytest.raises(ValueError, match="max_in_degree must be >= 1"):
         pma_sensitivity("node", directed=False, max_degree=3, max_in_degree=0)
+
+
+# ---------------------------------------------------------------- GAPPlan
+def _gap_plan(**kwargs):
+    from skdpgraph.privacy import plan_gap
+
+    common = dict(epsilon=4.0, delta=1e-5, privacy_level="node", hops=2, directed=False,
+                  num_examples=500, batch_size=50, epochs=3, encoder_epochs=2,
+                  max_grad_norm=1.0, max_degree=10)
+    return plan_gap(**{**common, **kwargs})
+
+
+def test_gap_plan_is_a_checked_privacy_plan_with_a_consistent_running_epsilon():
+    from skdpgraph.privacy import PrivacyPlan, check_plan
+
+    plan = _gap_plan()
+    assert isinstance(plan, PrivacyPlan)
+    spent = check_plan(plan, 4.0, 1e-5, context="test")
+    assert 0.99 * 4.0 <= spent <= 4.0
+    # The accountant's value is the RDP sum of its parts, computed here independently.
+    sigma, orders = plan.noise_multiplier, np.arange(2, 128, dtype=float)
+    by_hand = (opacus_rdp(q=0.1, noise_multiplier=sigma, steps=20 + 30, orders=orders)
+               + 2 * orders / (2 * sigma**2))
+    eps_by_hand, _ = get_privacy_spent(orders=orders, rdp=by_hand, delta=1e-5)
+    assert spent <= eps_by_hand * (1 + 1e-6) and spent == pytest.approx(eps_by_hand, rel=0.05)
+    running = ([plan.running_epsilon(1e-5, "encoder", t) for t in range(0, 21, 5)]
+               + [plan.running_epsilon(1e-5, "classifier", t) for t in range(0, 31, 5)])
+    assert running == sorted(running) and running[0] == 0.0
+    assert running[-1] == pytest.approx(spent, rel=1e-12)
+    assert plan.events and plan.dp_event() is not None
+    with pytest.raises(PrivacyBudgetError, match="more than the budget"):
+        check_plan(plan, 3.0, 1e-5, context="test")
+
+
+def test_gap_plan_edge_level_and_non_private():
+    from skdpgraph.privacy import check_plan
+
+    edge = _gap_plan(privacy_level="edge", batch_size=500)
+    assert not edge.encoder.private and not edge.classifier.private
+    assert edge.epsilon(1e-5) == pytest.approx(4.0, rel=1e-6) == edge.release_epsilon(1e-5)
+    assert edge.running_epsilon(1e-5, "encoder", 10) == 0.0  # the encoder reads no edge
+    assert edge.own_rows_covered and edge.not_covered == ()
+    off = _gap_plan(epsilon=np.inf)
+    assert not off.private and off.noise_std == 0.0 and check_plan(off, np.inf, 1e-5,
+                                                                   context="t") == np.inf
+
+
+@pytest.mark.parametrize("max_in_degree", [None, 3])
+def test_gap_plan_aggregate_bounds_degrees_and_draws_noise_of_the_planned_std(max_in_degree):
+    from skdpgraph._random import RandomStreams
+    from skdpgraph.sampling._degree import bound_in_degree
+
+    plan = _gap_plan(max_degree=2, max_in_degree=max_in_degree)
+    assert plan.own_rows_covered == (max_in_degree is not None)
+    rng = np.random.default_rng(6)
+    adjacency, x = random_adjacency(rng, 40, 0.3, False), unit_rows(rng, 40, 6)
+    out = plan.aggregate(adjacency, x, RandomStreams(1))
+    # The same streams, by hand: "degree" bounds out- then in-degree, "noise" draws the noise.
+    streams = RandomStreams(1)
+    degree = streams.numpy("degree")
+    bounded = bound_out_degree(adjacency, 2, degree)
+    if max_in_degree is not None:
+        bounded = bound_in_degree(bounded, max_in_degree, degree)
+    expected = private_multi_hop_aggregation(bounded, x, 2, plan.noise_std,
+                                             streams.torch("noise"))
+    torch.testing.assert_close(out, expected)
+    assert plan.noise_std == pytest.approx(plan.noise_multiplier * plan.sensitivity)
