@@ -143,18 +143,18 @@ def public_generator(random_state: Any) -> np.random.Generator:
             f"got {random_state!r}.") from error
 
 
-def release_streams(random_state: Any, index: int, content: str) -> RandomStreams:
-    """Streams for the ``index``-th release after fit, on data with fingerprint ``content``.
+def release_streams(random_state: Any, content: str) -> RandomStreams:
+    """Streams for a release after fit on data with fingerprint ``content``.
 
     With ``random_state=None`` the entropy is fresh from the operating system. With a seed
-    the streams are keyed by ``("release", index, content)``: apart from training's
-    streams, from every other release's, and from a release of the same index on other
-    data, so two copies of one pickled estimator never use the same noise on different
-    graphs (where differences would cancel it); on the same content they give the same
-    output, which reveals nothing new.
+    the streams are keyed by ``("release", content)``: apart from training's streams and
+    from a release on any other data, so no two releases on different graphs share noise
+    (where differences would cancel it), not even from two copies of one pickle. A
+    release repeated on the same content gives the same output, which reveals nothing new
+    (it is still recorded and charged: an upper bound).
     """
     words = tuple(int(content[i:i + 8], 16) for i in range(0, min(len(content), 32), 8))
-    return RandomStreams(random_state, key=(PURPOSES.index("release"), int(index)) + words)
+    return RandomStreams(random_state, key=(PURPOSES.index("release"),) + words)
 
 
 def prediction_key(random_state: Any) -> int:

@@ -12,7 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval as _Interval
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
 
@@ -32,6 +33,23 @@ __all__ = [
 ]
 
 fit_context = _fit_context
+
+
+class Interval(_Interval):
+    """scikit-learn's numeric interval constraint, refusing booleans.
+
+    ``True`` is an ``int`` to Python, so ``epsilon=True`` would silently mean a budget of
+    1; every numeric parameter of skdpgraph refuses it by name instead.
+
+    Examples
+    --------
+    >>> from numbers import Real
+    >>> Interval(Real, 0, None, closed="neither").is_satisfied_by(True)
+    False
+    """
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 #: Constraints every private estimator shares.
 DP_CONSTRAINTS: dict[str, list] = {
@@ -88,8 +106,39 @@ def check_nodes(X: Any, name: str) -> Nodes:
     return Graph(np.zeros((2, 0), dtype=np.int64), X).nodes()
 
 
+def _refuse_text(X: Any, name: str) -> None:
+    """Name the first text entry of ``X`` that is not a number (scikit-learn's messages
+    name neither the input nor where the value is)."""
+    if sp.issparse(X) or isinstance(X, torch.Tensor):
+        return
+    try:
+        values = np.asarray(X)
+    except Exception:  # ragged or exotic input: scikit-learn's checks report it
+        return
+    if values.dtype.kind not in "USO" or values.size == 0:
+        return
+
+    def is_text(value: Any) -> bool:
+        if not isinstance(value, (str, bytes)):
+            return False
+        try:
+            float(value)
+        except ValueError:
+            return True
+        return False
+
+    text = np.vectorize(is_text, otypes=[bool])(values)
+    if text.any():
+        where = tuple(int(i) for i in np.argwhere(text)[0])
+        raise ValueError(
+            f"{name}: X holds strings (e.g. {values[where]!r} at index {where}); features "
+            "must be numeric: encode categorical columns as numbers first (e.g. with "
+            "sklearn.preprocessing.OneHotEncoder).")
+
+
 def _check_array_input(estimator: Any, X: Any, y: Any = None, *, reset: bool):
     """Run scikit-learn's own checks on a plain array (standard messages)."""
+    _refuse_text(X, type(estimator).__name__)
     if y is None and reset:
         return validate_data(estimator, X, y, accept_sparse="csr", reset=reset), None
     if y is None:
@@ -112,6 +161,9 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
         estimator.n_features_in_ = nodes.graph.num_features
         if len(nodes) == 0:
             raise ValueError(f"{name}.fit got 0 nodes; at least 2 labelled nodes are required.")
+        if nodes.graph.num_features == 0:
+            raise ValueError(f"{name}.fit: X has 0 feature columns (shape {nodes.graph.x.shape}); "
+                             "at least 1 is required.")
     else:
         X, y = _check_array_input(estimator, X, y, reset=True)
         nodes = check_nodes(X, name)
@@ -119,15 +171,35 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
     check_consistent_length(nodes, y)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError(f"{name}.fit: y contains NaN or infinite labels.")
+    if y.dtype == object:
+        y = _object_labels(y, name)
     check_classification_targets(y)
     classes, encoded = _encode_labels(getattr(estimator, "classes", None), y, name)
     if len(classes) < 2:
         raise ValueError(
             f"{name} needs samples of at least 2 classes in the data, but the data contains "
-            f"only one class: {classes[0]!r}."
+            f"only one class: {classes.tolist()[0]!r}."
         )
     estimator.classes_ = classes
     return nodes, encoded.astype(np.int64)
+
+
+def _object_labels(y: np.ndarray, name: str) -> np.ndarray:
+    """Labels of an object array: refuse missing and mixed types; numbers become numeric."""
+    missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
+    if missing:
+        raise ValueError(f"{name}.fit: y contains NaN or None labels (first at index "
+                         f"{missing[0]}, {len(missing)} in all); drop or impute them.")
+    first: dict[str, Any] = {}
+    for value in y:
+        kind = "str" if isinstance(value, (str, bytes)) else (
+            "number" if isinstance(value, (Real, np.bool_)) else type(value).__name__)
+        first.setdefault(kind, value)
+    if len(first) > 1:
+        shown = ", ".join(f"{kind} (e.g. {value!r})" for kind, value in first.items())
+        raise ValueError(f"{name}.fit: y mixes label types: {shown}; all labels must be of one "
+                         "type (all strings or all numbers).")
+    return np.array(y.tolist()) if "number" in first else y
 
 
 def _encode_labels(public: Any, y: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:

@@ -36,15 +36,26 @@ def _as_edge_index(edge_index: Any) -> np.ndarray:
             "Pass a transposed array if your edges are stored one per row."
         )
     if not np.issubdtype(edge_index.dtype, np.integer):
-        if np.issubdtype(edge_index.dtype, np.floating) and np.all(
-            np.isfinite(edge_index)
-        ) and np.all(edge_index == np.round(edge_index)):
-            edge_index = edge_index.astype(np.int64)
-        else:
+        whole = np.zeros(edge_index.shape, dtype=bool)
+        if np.issubdtype(edge_index.dtype, np.floating):
+            with np.errstate(invalid="ignore"):
+                whole = np.isfinite(edge_index) & (edge_index == np.round(edge_index))
+        if not whole.all():
+            example = edge_index[tuple(np.argwhere(~whole)[0])]
+            example = example.item() if isinstance(example, np.generic) else example
             raise ValueError(
-                f"Graph: edge_index must hold integer node ids; got dtype {edge_index.dtype}."
+                f"Graph: edge_index must hold integer node ids; got dtype {edge_index.dtype} "
+                f"(e.g. {example!r})."
             )
     return edge_index.astype(np.int64, copy=True)
+
+
+def _entry(x: Any, row: int, column: int) -> float | None:
+    """``x[row, column]`` as a float, or None if it cannot be read."""
+    try:
+        return float((x.tocsr() if sp.issparse(x) else np.asarray(x))[row, column])
+    except Exception:
+        return None
 
 
 def _as_features(x: Any) -> np.ndarray | sp.csr_matrix:
@@ -52,11 +63,18 @@ def _as_features(x: Any) -> np.ndarray | sp.csr_matrix:
         raise ValueError("Graph: node features x are required (shape (num_nodes, num_features)).")
     if hasattr(x, "detach"):  # torch tensor
         x = x.detach().cpu().numpy()
+    source = x
+    try:
+        with np.errstate(over="ignore"):  # values beyond float32 are reported below
+            if sp.issparse(x):
+                x = sp.csr_matrix(x, dtype=np.float32, copy=True)
+            else:
+                x = np.array(x, dtype=np.float32, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Graph: x must hold numbers (num_nodes, num_features); {exc}.") from exc
     if sp.issparse(x):
-        x = sp.csr_matrix(x, dtype=np.float32, copy=True)
         values = x.data
     else:
-        x = np.array(x, dtype=np.float32, copy=True)
         values = x
         if x.ndim == 1:
             raise ValueError(
@@ -66,7 +84,15 @@ def _as_features(x: Any) -> np.ndarray | sp.csr_matrix:
     if x.ndim != 2:
         raise ValueError(f"Graph: x must be 2-D (num_nodes, num_features); got shape {x.shape}.")
     if not np.all(np.isfinite(values)):
-        bad = int(np.argwhere(~np.isfinite(np.asarray(x.todense() if sp.issparse(x) else x)))[0, 0])
+        row, column = (int(i) for i in np.argwhere(
+            ~np.isfinite(np.asarray(x.todense() if sp.issparse(x) else x)))[0])
+        original = _entry(source, row, column)
+        if original is not None and np.isfinite(original):
+            raise ValueError(
+                f"Graph: x has values beyond the float32 range (|x| > "
+                f"{np.finfo(np.float32).max:.3g}), e.g. {original:g} in row {row}, column "
+                f"{column}. Features are stored as float32: rescale them.")
+        bad = row
         raise ValueError(
             f"Graph: x contains NaN or infinite values (first in row {bad}). "
             "Impute or drop them before building the graph."

@@ -83,6 +83,8 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     #: Whether the plan's sampling rate, steps or noise depend on the number of training
     #: nodes (then that number is stated as public).
     _training_size_public: bool = True
+    #: Whether ``history_`` is computed on private data (then it is stated as not covered).
+    _history_on_private_data: bool = True
 
     # ------------------------------------------------------------------ fit
     @fit_context(prefer_skip_nested_validation=True)
@@ -135,7 +137,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
 
     def _resolve_delta(self, nodes: Nodes) -> float:
         """``delta``, or the default rule below 1/N of the protected units (0 when none)."""
-        if self.delta is not None:
+        if getattr(self, "delta", None) is not None:
             return float(self.delta)
         units = self._protected_units(nodes)
         return 0.0 if units == 0 else default_delta(units)
@@ -174,7 +176,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         unit, relation = self._unit_and_relation(nodes.graph)
         assumptions = self._assumptions(plan, nodes) + self._common_assumptions(plan, nodes)
         not_covered = self._not_covered(plan)
-        if hasattr(self, "history_"):
+        if hasattr(self, "history_") and self._history_on_private_data:
             not_covered = (HISTORY_NOT_COVERED,) + not_covered
         if self.verbose:
             not_covered += (VERBOSE_NOT_COVERED,)
@@ -234,8 +236,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         cached = self._cached(graph, kind)
         if cached is not None:
             return cached
-        streams = release_streams(self.random_state, len(self.privacy_.releases),
-                                  graph.fingerprint())
+        streams = release_streams(self.random_state, graph.fingerprint())
         value = make(streams)
         record = {"kind": kind, "num_nodes": graph.num_nodes, **cost()}
         self.privacy_ = self.privacy_.with_release(**record)
@@ -250,7 +251,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     def __getstate__(self) -> dict:
         # Fingerprints identify the private data exactly: never pickled. After loading,
         # a cached release is recognised by its graph's random uid only.
-        state = super().__getstate__()
+        state = dict(super().__getstate__())  # a copy: never strip the live estimator
         if "_release_cache_" in state:
             state["_release_cache_"] = [{**entry, "fingerprint": None}
                                        for entry in state["_release_cache_"]

@@ -106,6 +106,7 @@ class RGNNClassifier(BaseDPClassifier):
         **{k: v for k, v in DP_CONSTRAINTS.items() if k not in ("epsilon", "delta")},
     }
     _training_size_public = False  # the local budget does not depend on it
+    _history_on_private_data = False  # computed from the randomised reports only
 
     def __init__(self, *, epsilon_per_feature=1.0, epsilon_labels=3.0, classes=None,
                  n_sampled_features=10, feature_group_size=None, feature_range=(-1.5, 1.5),
@@ -126,8 +127,8 @@ class RGNNClassifier(BaseDPClassifier):
     def _budget(self) -> float:
         return float(self.n_sampled_features * self.epsilon_per_feature + self.epsilon_labels)
 
-    def _resolve_delta(self, nodes: Nodes) -> float:
-        return 0.0  # pure local DP
+    def _protected_units(self, nodes: Nodes) -> int:
+        return 0  # pure local DP: delta 0
 
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
         self.encoder_, self.domain_sizes_ = feature_schema(

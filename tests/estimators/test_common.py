@@ -37,14 +37,26 @@ EXPECTED_FAILED_CHECKS["GAPClassifier"] = {
 }
 
 _RGNN_NEW_REPORTS = (
-    "predict on an array builds a new (edgeless) graph whose clients RGNN simulates: its "
-    "features are randomised afresh, keyed by the whole array's content, so a subset or a "
-    "permutation of the rows gets other reports by design"
+    "predict on an array builds a new (edgeless) graph whose clients RGNN simulates: a new "
+    "graph is a new GRR-FS release with fresh randomness, recorded in privacy_.releases, so a "
+    "subset or a permutation of the rows gets other reports by design"
 )
 EXPECTED_FAILED_CHECKS["RGNNClassifier"] = {
     "check_methods_sample_order_invariance": _RGNN_NEW_REPORTS,
     "check_methods_subset_invariance": _RGNN_NEW_REPORTS,
 }
+
+
+_NEW_RELEASE_AFTER_LOADING = (
+    "predict on an array rebuilds the graph; before pickling it is recognised by its content, "
+    "but content fingerprints identify private data and are never pickled, so after loading "
+    "the rebuilt graph is a new release with fresh noise, recorded in privacy_.releases"
+)
+for _name in ("GAPClassifier", "RGNNClassifier"):
+    EXPECTED_FAILED_CHECKS[_name].update({
+        "check_estimators_pickle": _NEW_RELEASE_AFTER_LOADING,
+        "check_estimators_pickle(readonly_memmap=True)": _NEW_RELEASE_AFTER_LOADING,
+    })
 
 
 def _expected_failed_checks(estimator):
