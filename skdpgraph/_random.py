@@ -46,7 +46,8 @@ def _root_sequence(random_state: Any) -> np.random.SeedSequence:
     if isinstance(random_state, np.random.SeedSequence):
         return random_state
     if isinstance(random_state, (bool, np.bool_)):
-        raise TypeError(f"random_state must be None, an int or a RandomState; got {random_state!r}.")
+        raise TypeError(
+            f"random_state must be None, an int or a RandomState; got {random_state!r}.")
     if isinstance(random_state, (int, np.integer)):
         return np.random.SeedSequence(int(random_state))
     if isinstance(random_state, np.random.RandomState):
@@ -174,4 +175,3 @@ def keyed_generator(key: int, *words: int) -> np.random.Generator:
     """A numpy generator determined by a :func:`prediction_key` and extra words."""
     return np.random.default_rng([int(w) for w in words] + [key >> (32 * i) & 0xFFFFFFFF
                                                             for i in range(4)])
-

@@ -130,8 +130,9 @@ def _refuse_text(X: Any, name: str) -> None:
     text = np.vectorize(is_text, otypes=[bool])(values)
     if text.any():
         where = tuple(int(i) for i in np.argwhere(text)[0])
+        value = values[where].item() if isinstance(values[where], np.generic) else values[where]
         raise ValueError(
-            f"{name}: X holds strings (e.g. {values[where]!r} at index {where}); features "
+            f"{name}: X holds strings (e.g. {value!r} at index {where}); features "
             "must be numeric: encode categorical columns as numbers first (e.g. with "
             "sklearn.preprocessing.OneHotEncoder).")
 

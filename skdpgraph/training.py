@@ -179,6 +179,11 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
         The module, unwrapped from Opacus and in eval mode, and a list with one dict per
         epoch: ``epoch``, ``steps``, ``loss``, ``train_accuracy`` (None if ``loss_fn``
         gives no correctness), ``epsilon``.
+
+    Raises
+    ------
+    FloatingPointError
+        If training diverges: a batch's loss or a trained parameter is not finite.
     """
     if len(examples) != plan.num_examples:
         raise ValueError(f"train_dpsgd: plan is for {plan.num_examples} examples but the set "
@@ -199,7 +204,12 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
             losses = None
             if len(index):
                 losses, correct = loss_fn(stepper.model, examples.batch(index, step))
-                loss_sum += float(losses.detach().sum())
+                batch_loss = float(losses.detach().sum())
+                if not math.isfinite(batch_loss):
+                    raise FloatingPointError(_diverged(
+                        description, f"the loss is non-finite ({batch_loss}) at step {step + 1} "
+                        f"of {plan.steps}", lr))
+                loss_sum += batch_loss
                 count += len(index)
                 if correct is not None:
                     has_correct = True
@@ -220,4 +230,12 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
                              eps="inf" if record["epsilon"] is None else f"{record['epsilon']:.2f}")
     module = stepper.unwrap()
     module.eval()
+    if not all(bool(torch.isfinite(p).all()) for p in module.parameters()):
+        raise FloatingPointError(_diverged(description, "the trained parameters are non-finite",
+                                           lr))
     return TrainingResult(module=module, history=history)
+
+
+def _diverged(description: str, what: str, lr: float) -> str:
+    return (f"{description}: training diverged: {what}. Lower the learning rate (lr={lr:g}) "
+            "or scale the features to a moderate range (e.g. StandardScaler).")

@@ -31,7 +31,7 @@ from skdpgraph._validation import (
     check_distinct_nodes, check_fit_data, check_predict_nodes, default_delta, fit_context,
 )
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.privacy import PrivacyPlan, PrivacyReport, check_plan, report_from_plan
+from skdpgraph.privacy import PrivacyPlan, check_plan, report_from_plan
 
 __all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "VERBOSE_NOT_COVERED"]
 
@@ -115,6 +115,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
             streams = RandomStreams(self.random_state)
             with streams.initialisation():
                 self._train(nodes, encoded, plan, streams)
+            self._check_finite_model()
             self._set_report(plan, epsilon, nodes)
         except BaseException:
             self._reset_fitted()
@@ -131,6 +132,16 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         for name in list(vars(self)):
             if name.endswith("_") and not name.startswith("__"):
                 delattr(self, name)
+
+    def _check_finite_model(self) -> None:
+        """Refuse a fitted torch model with non-finite parameters: training diverged."""
+        for name, value in vars(self).items():
+            if (name.endswith("_") and isinstance(value, torch.nn.Module)
+                    and not all(bool(torch.isfinite(p).all()) for p in value.parameters())):
+                raise FloatingPointError(
+                    f"{type(self).__name__}: training diverged: {name} has non-finite "
+                    f"parameters. Lower the learning rate (lr={getattr(self, 'lr', None)}) or "
+                    "scale the features to a moderate range (e.g. StandardScaler).")
 
     def _budget(self) -> float:
         return float(self.epsilon)
@@ -241,9 +252,9 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         record = {"kind": kind, "num_nodes": graph.num_nodes, **cost()}
         self.privacy_ = self.privacy_.with_release(**record)
         cache = getattr(self, "_release_cache_", [])
+        kept = [e for e in cache if e["paid_in_fit"] or e["kind"] != kind]
         earlier = [e for e in cache if not e["paid_in_fit"] and e["kind"] == kind]
-        earlier = earlier[len(earlier) - _OTHER_RELEASES_KEPT + 1:] if _OTHER_RELEASES_KEPT > 1 else []
-        self._release_cache_ = [e for e in cache if e["paid_in_fit"] or e["kind"] != kind] + earlier + [
+        self._release_cache_ = kept + earlier[len(earlier) - _OTHER_RELEASES_KEPT + 1:] + [
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind, "value": value,
              "paid_in_fit": False, "keep_in_pickle": keep_in_pickle}]
         return value
@@ -253,9 +264,9 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         # a cached release is recognised by its graph's random uid only.
         state = dict(super().__getstate__())  # a copy: never strip the live estimator
         if "_release_cache_" in state:
-            state["_release_cache_"] = [{**entry, "fingerprint": None}
-                                       for entry in state["_release_cache_"]
-                                       if entry["keep_in_pickle"]]
+            state["_release_cache_"] = [
+                {**entry, "fingerprint": None}
+                for entry in state["_release_cache_"] if entry["keep_in_pickle"]]
         return state
 
     # ------------------------------------------------------------------ predict
@@ -266,10 +277,12 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         with torch.no_grad():
             logits = self._predict_logits(nodes)
         probabilities = torch.softmax(logits.float(), dim=-1).cpu().numpy().astype(np.float64)
-        if not np.all(np.isfinite(probabilities)):
+        bad = int((~np.isfinite(probabilities)).any(axis=1).sum())
+        if bad:
             raise FloatingPointError(
-                f"{type(self).__name__}: the model outputs non-finite values (training "
-                "diverged: lower lr, or scale the features).")
+                f"{type(self).__name__}.predict_proba: the model outputs non-finite values for "
+                f"{bad} of {len(probabilities)} queried nodes: their features (or their "
+                "neighbours') are far larger than in training; scale them as in training.")
         return probabilities
 
     def predict(self, X: Any) -> np.ndarray:
@@ -293,4 +306,3 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.classifier_tags.poor_score = True  # DP noise: no accuracy promise on toy data
         return tags
-

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 from torch import nn
@@ -84,8 +82,9 @@ class DPMLPClassifier(BaseDPClassifier):
     Notes
     -----
     Privacy unit: one training node (its features and label), add/remove relation; a
-    node listed twice in ``X`` is refused. ``predict`` uses only the queried nodes' own features and the private model, so it
-    costs no further budget. ``history_`` is computed on private data and is not covered.
+    node listed twice in ``X`` is refused. ``predict`` uses only the queried nodes' own
+    features and the private model, so it costs no further budget. ``history_`` is
+    computed on private data and is not covered.
 
     Examples
     --------
@@ -145,7 +144,8 @@ class DPMLPClassifier(BaseDPClassifier):
                                   device=self.device_)
         result = train_dpsgd(
             module, examples, per_example_cross_entropy, plan, lr=self.lr,
-            generator=streams.torch("batches"), noise_generator=streams.torch("noise", self.device_),
+            generator=streams.torch("batches"),
+            noise_generator=streams.torch("noise", self.device_),
             epsilon_at=(lambda steps: plan.epsilon(self.delta_, steps)) if plan.private else None,
             verbose=self.verbose, description="DPMLPClassifier")
         self.module_ = result.module.cpu()

@@ -101,13 +101,9 @@ class FDPClassifier(BaseDPClassifier):
                  degree_sampler="bernoulli", hidden_dim=100, encoder_layers=1, activation="tanh",
                  epochs=30, lr=0.01, batch_size=256, max_grad_norm=1.0, noise_multiplier=None,
                  private_inference=False, random_state=None, device="auto", verbose=False):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.classes = classes
-        self.max_degree = max_degree
-        self.degree_sampler = degree_sampler
-        self.hidden_dim = hidden_dim
-        self.encoder_layers = encoder_layers
+        self.epsilon, self.delta, self.classes = epsilon, delta, classes
+        self.max_degree, self.degree_sampler = max_degree, degree_sampler
+        self.hidden_dim, self.encoder_layers = hidden_dim, encoder_layers
         self.activation = activation
         self.epochs = epochs
         self.lr = lr
@@ -132,7 +128,7 @@ class FDPClassifier(BaseDPClassifier):
             context=f"FDPClassifier (K={self.max_degree}, epochs={self.epochs}, batch={batch})")
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: FDPPlan, streams: RandomStreams) -> None:
-        graph, roots, k = nodes.graph, np.asarray(nodes.index), int(self.max_degree)
+        graph, roots, k = nodes.graph, np.asarray(nodes.index), self._width(nodes.graph)
         degree = streams.numpy("degree")
         kept = bound_star_membership(graph, roots, k, degree, method=self.degree_sampler)
         examples = StarExamples(graph, star_members(kept, roots, k + 1, degree), y,
@@ -152,10 +148,13 @@ class FDPClassifier(BaseDPClassifier):
         if plan.private and plan.private_inference:  # paid by the plan's Gaussian term
             self._cache_release(graph, _RELEASE, self._neighbour_sums(graph, streams))
 
+    def _width(self, graph: Graph) -> int:  # no star has more than n - 1 neighbours
+        return min(int(self.max_degree), max(graph.num_nodes - 1, 1))
+
     def _neighbour_sums(self, graph: Graph, streams: RandomStreams) -> NeighbourSums:
         """The Gaussian release of every node's degree-bounded neighbour sum and count."""
         everyone = np.arange(graph.num_nodes)
-        rows = star_rows(graph, everyone, int(self.max_degree), streams.numpy("degree"),
+        rows = star_rows(graph, everyone, self._width(graph), streams.numpy("degree"),
                          method=self.degree_sampler)
         with torch.no_grad():
             encodings = encode_nodes(self.module_, graph, everyone)

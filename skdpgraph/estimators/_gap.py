@@ -120,6 +120,9 @@ class GAPClassifier(BaseDPClassifier):
             raise ValueError("GAPClassifier: validation_fraction selects epochs on labels, which "
                              "node-level DP protects; it is only allowed at privacy_level='edge'.")
         held = math.ceil(self.validation_fraction * len(nodes)) if self.validation_fraction else 0
+        if held >= len(nodes):
+            raise ValueError(f"GAPClassifier: validation_fraction={self.validation_fraction} holds "
+                             f"out all {len(nodes)} training nodes, leaving none to train on.")
         n, epochs = len(nodes) - held, self.epochs or (10 if node else 100)
         return plan_gap(
             epsilon=self.epsilon, delta=self.delta_, privacy_level=self.privacy_level,
@@ -189,11 +192,8 @@ class GAPClassifier(BaseDPClassifier):
     def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:
         return self._pma_plan_.unit, self._pma_plan_.relation
 
-    def _inference(self, plan: GAPPlan) -> str:
-        return plan.inference
+    _inference = staticmethod(lambda plan: plan.inference)  # the plan states both
+    _not_covered = staticmethod(lambda plan: plan.not_covered)
 
     def _assumptions(self, plan: GAPPlan, nodes: Nodes) -> tuple[str, ...]:
         return plan.assumptions(default_delta=self.delta is None)
-
-    def _not_covered(self, plan: GAPPlan) -> tuple[str, ...]:
-        return plan.not_covered

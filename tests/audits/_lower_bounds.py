@@ -40,7 +40,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
+from scipy.special import expit
+from scipy.stats import beta, binom
 
 __all__ = [
     "DIRECTIONS",
@@ -49,6 +50,10 @@ __all__ = [
     "clopper_pearson_upper",
     "epsilon_lower_bound",
     "epsilon_lower_bound_from_counts",
+    "OneRunResult",
+    "one_run_audit",
+    "one_run_epsilon_lower_bound",
+    "one_run_p_value",
 ]
 
 #: The four ordered tests of one region ``S`` (numerator event, denominator event):
@@ -315,3 +320,212 @@ def _check_alpha(alpha):
 def _check_delta(delta):
     if not (0 <= delta < 1 and math.isfinite(delta)):
         raise ValueError(f"delta must be in [0, 1); got {delta!r}.")
+
+
+# ---------------------------------------------------------------------------- one run
+# Steinke, Nasr, Jagielski. "Privacy Auditing with One (1) Training Run", NeurIPS 2023
+# (arXiv:2305.08846): m canaries, each included in the training data independently with
+# probability 1/2; one training run; a guesser reads the trained model and guesses
+# "included" or "excluded" for r of the canaries, abstaining on the others. If the run is
+# (epsilon, delta)-DP with respect to each canary's inclusion (the other canaries and the
+# rest of the data fixed), the number W of right guesses is nearly dominated by
+# Binomial(r, e^eps / (1 + e^eps)), the right guesses of randomised response: their main
+# theorem for (epsilon, delta)-DP gives, for every v,
+#
+#     P[W >= v] <= f(v) + 2 m delta max_{1 <= i <= v} (f(v - i) - f(v)) / i,
+#     f(u) = P[Binomial(r, e^eps / (1 + e^eps)) >= u].
+#
+# The right-hand side is the p-value of "the run is (eps, delta)-DP" after v right guesses;
+# the lower bound is the largest eps this p-value rejects at level alpha.
+
+def _check_one_run(correct, guesses, canaries, delta):
+    for name, value in (("correct", correct), ("guesses", guesses), ("canaries", canaries)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an integer; got {value!r}.")
+    if not 0 <= correct <= guesses <= canaries or canaries < 1:
+        raise ValueError("need 0 <= correct <= guesses <= canaries and canaries >= 1; got "
+                         f"correct={correct}, guesses={guesses}, canaries={canaries}.")
+    _check_delta(delta)
+    if 2 * canaries * delta > 1:
+        # Above 1 the bound is no longer monotone in eps and in v (see one_run_p_value), and
+        # it is vacuous anyway (the delta term alone is then of the order of the tail).
+        raise ValueError(f"the one-run bound needs 2 * canaries * delta <= 1; got "
+                         f"2 * {canaries} * {delta} = {2 * canaries * delta:g}.")
+
+
+def _one_run_tail(correct: int, guesses: int, canaries: int, epsilon: float,
+                  delta: float) -> float:
+    q = float(expit(epsilon))  # accuracy of eps-DP randomised response; 1.0 for eps = inf
+    tail = float(binom.sf(correct - 1, guesses, q))  # f(v) = P[Binomial(r, q) >= v]
+    if delta > 0 and correct > 0:
+        # f(v - i) - f(v) = P[v - i <= Binomial(r, q) <= v - 1], for i = 1..v.
+        below = binom.pmf(np.arange(correct - 1, -1, -1), guesses, q)
+        tail += 2 * canaries * delta * float(np.max(np.cumsum(below) / np.arange(1, correct + 1)))
+    return min(tail, 1.0)
+
+
+def one_run_p_value(correct: int, guesses: int, canaries: int, epsilon: float,
+                    delta: float) -> float:
+    """Bound on P[at least ``correct`` right guesses of ``guesses``] under (eps, delta)-DP.
+
+    The right-hand side of the one-run theorem (see the comment above) at
+    ``v = correct``, ``r = guesses``, ``m = canaries``, capped at 1.
+
+    It is nondecreasing in ``epsilon`` and nonincreasing in ``correct`` when
+    ``c = 2 m delta <= 1`` (required). In ``epsilon``: the term ``i`` of the maximum is
+    ``(1 - c/i) f(v) + (c/i) f(v - i)``, nonnegative weights on binomial tails, each
+    nondecreasing in the success probability. In ``v``: with ``D(v)`` the maximum and
+    ``p_j = P[Binomial(r, q) = j]``, ``D(v + 1) <= p_v + D(v)`` (split off ``p_v`` from
+    each partial sum), so the bound moves by at most ``(c - 1) p_v <= 0``. Both make the
+    lower bound of :func:`one_run_epsilon_lower_bound` a valid one-sided confidence bound.
+
+    Examples
+    --------
+    With delta = 0 it is the binomial tail: 10 right of 10 under eps = 0 (coin flips).
+
+    >>> one_run_p_value(10, 10, 100, 0.0, 0.0) == 0.5 ** 10
+    True
+    """
+    _check_one_run(correct, guesses, canaries, delta)
+    if not epsilon >= 0:
+        raise ValueError(f"epsilon must be >= 0; got {epsilon!r}.")
+    return _one_run_tail(int(correct), int(guesses), int(canaries), float(epsilon), float(delta))
+
+
+def one_run_epsilon_lower_bound(correct: int, guesses: int, canaries: int, *, delta: float,
+                                alpha: float = 0.05, tolerance: float = 1e-9) -> float:
+    """Largest epsilon rejected at level ``alpha`` after ``correct`` right guesses of ``guesses``.
+
+    ``sup {eps >= 0 : one_run_p_value(correct, guesses, canaries, eps, delta) < alpha}``
+    (0 if even eps = 0 is not rejected), found by bisection to ``tolerance`` and rounded
+    down. If the run is (eps0, delta)-DP, the bound exceeds eps0 with probability at most
+    ``alpha``: by monotonicity (see :func:`one_run_p_value`) that event is
+    ``{W >= v*}`` with ``v*`` the fewest right guesses that reject eps0, and the theorem
+    bounds its probability by the p-value at ``v*``, which is below ``alpha``.
+
+    Parameters
+    ----------
+    correct, guesses, canaries : int
+        ``v`` right guesses among ``r`` guesses (abstentions excluded), ``m`` canaries.
+        ``r`` must be fixed before the run (e.g. top-k and bottom-k scores, k fixed).
+    delta : float
+        The delta of the audited claim; ``2 * canaries * delta <= 1``.
+    alpha : float, default=0.05
+    tolerance : float, default=1e-9
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    With delta = 0 the bound is the logit of the Clopper--Pearson lower bound on the
+    accuracy; 20 right of 20:
+
+    >>> lb = one_run_epsilon_lower_bound(20, 20, 100, delta=0.0)
+    >>> round(lb, 4) == round(math.log(0.05 ** (1 / 20) / (1 - 0.05 ** (1 / 20))), 4)
+    True
+    """
+    _check_one_run(correct, guesses, canaries, delta)
+    _check_alpha(alpha)
+    v, r, m = int(correct), int(guesses), int(canaries)
+
+    def rejected(epsilon: float) -> bool:
+        return _one_run_tail(v, r, m, epsilon, float(delta)) < alpha
+
+    if not rejected(0.0):
+        return 0.0
+    low, high = 0.0, 1.0
+    while rejected(high):  # terminates: at eps = inf the p-value is 1 (q = 1, f(v) = 1)
+        low, high = high, 2 * high
+    while high - low > tolerance:
+        middle = (low + high) / 2
+        low, high = (middle, high) if rejected(middle) else (low, middle)
+    return low
+
+
+@dataclass(frozen=True)
+class OneRunResult:
+    """The outcome of a one-run audit (:func:`one_run_audit`).
+
+    Attributes
+    ----------
+    epsilon : float
+        The lower bound, valid with probability >= ``1 - alpha`` (all candidate ``k``
+        together).
+    canaries : int
+        ``m``.
+    guesses, correct : int
+        ``r = 2k`` and the right guesses, for the ``k`` that gave the bound.
+    guesses_per_side : tuple of int
+        The candidate ``k``, fixed before the run; each was tested at
+        ``alpha / len(guesses_per_side)``.
+    alpha, delta : float
+    """
+
+    epsilon: float
+    canaries: int
+    guesses: int
+    correct: int
+    guesses_per_side: tuple[int, ...]
+    alpha: float
+    delta: float
+
+
+def one_run_audit(scores, included, *, guesses_per_side, delta: float,
+                  alpha: float = 0.05) -> OneRunResult:
+    """One-run lower bound from canary scores: "included" for the top k, "excluded" for the bottom k.
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (m,)
+        One score per canary, computed from the trained model only (higher: more likely
+        included). Ties are broken by canary index, which carries no information.
+    included : array-like of bool, shape (m,)
+        Whether each canary was in the training data (drawn independently, probability
+        1/2, before the run).
+    guesses_per_side : sequence of int
+        Candidate ``k`` (``2k <= m``), fixed before the run. Each is tested at level
+        ``alpha / len(guesses_per_side)`` (Bonferroni), and the largest bound is returned.
+    delta : float
+        The delta of the audited claim; ``2 m delta <= 1``.
+    alpha : float, default=0.05
+
+    Returns
+    -------
+    OneRunResult
+
+    Examples
+    --------
+    Scores that separate perfectly: all 2k guesses are right.
+
+    >>> included = np.arange(200) % 2 == 0
+    >>> result = one_run_audit(included * 1.0, included, guesses_per_side=[10, 50], delta=0.0)
+    >>> (result.guesses, result.correct)
+    (100, 100)
+    """
+    _check_alpha(alpha)
+    scores = np.asarray(scores, dtype=float)
+    included = np.asarray(included)
+    if scores.ndim != 1 or included.shape != scores.shape or included.dtype != bool:
+        raise ValueError("scores and included must be 1-D of the same length, included boolean; "
+                         f"got shapes {scores.shape} and {included.shape}, dtype "
+                         f"{included.dtype}.")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError(f"scores must be finite; got {int(np.sum(~np.isfinite(scores)))} "
+                         "non-finite scores.")
+    ks = tuple(int(k) for k in guesses_per_side)
+    m = scores.size
+    if not ks or any(k < 1 or 2 * k > m for k in ks):
+        raise ValueError(f"guesses_per_side must be non-empty with 1 <= k <= m / 2 = {m / 2:g}; "
+                         f"got {guesses_per_side!r}.")
+    order = np.argsort(-scores, kind="stable")  # highest first; ties by index
+    best = None
+    for k in ks:
+        correct = int(np.sum(included[order[:k]]) + np.sum(~included[order[m - k:]]))
+        epsilon = one_run_epsilon_lower_bound(correct, 2 * k, m, delta=delta,
+                                              alpha=alpha / len(ks))
+        if best is None or epsilon > best[0]:
+            best = (epsilon, 2 * k, correct)
+    return OneRunResult(epsilon=best[0], canaries=m, guesses=best[1], correct=best[2],
+                        guesses_per_side=ks, alpha=float(alpha), delta=float(delta))

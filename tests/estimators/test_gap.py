@@ -266,10 +266,17 @@ def test_pickled_node_level_gap_holds_no_own_aggregation_row(data):
     restored = pickle.loads(pickle.dumps(clf))
     assert per_node_tensors(restored) == []
     assert not any(tuple(t.shape) == (300, clf.hops, 8) for t in _tensors(restored))
-    # Without it, a new query is a new recorded release with fresh noise.
+    # Without it, a new query is a new recorded release. With a seed, a release on the same
+    # content reproduces the same noise (it reveals nothing new, and is still charged).
     again = restored.predict_proba(X_test)
     assert len(restored.privacy_.releases) == 2
-    assert not np.array_equal(proba, again)
+    np.testing.assert_array_equal(proba, again)
+    # Without a seed the repeated release draws fresh noise.
+    unseeded = GAPClassifier(epsilon=8.0, privacy_level="node",
+                             **{**FAST, "random_state": None}).fit(X, y)
+    first = unseeded.predict_proba(X_test)
+    second = pickle.loads(pickle.dumps(unseeded)).predict_proba(X_test)
+    assert not np.array_equal(first, second)
 
 
 def test_bounding_in_degree_covers_own_rows_so_they_are_kept(data):
