@@ -22,6 +22,7 @@ from skdpgraph.graph import Graph, Nodes
 __all__ = [
     "DP_CONSTRAINTS",
     "DPSGD_CONSTRAINTS",
+    "MAX_LR",
     "Interval",
     "StrOptions",
     "fit_context",
@@ -51,6 +52,7 @@ class Interval(_Interval):
     def is_satisfied_by(self, val: Any) -> bool:
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
+
 #: Constraints every private estimator shares.
 DP_CONSTRAINTS: dict[str, list] = {
     "epsilon": [Interval(Real, 0, np.inf, closed="right")],
@@ -61,11 +63,16 @@ DP_CONSTRAINTS: dict[str, list] = {
     "verbose": ["verbose"],
 }
 
+#: Largest learning rate: Adam's first step is ``lr / (1 - 0.9)``, which overflows float32
+#: (3.4e38) from about 3.4e37 and crashes inside torch; up to 1e30 a diverging run is
+#: reported by name instead.
+MAX_LR = 1e30
+
 #: Constraints of estimators trained with the shared DP-SGD loop.
 DPSGD_CONSTRAINTS: dict[str, list] = {
     **DP_CONSTRAINTS,
     "epochs": [Interval(Integral, 1, None, closed="left")],
-    "lr": [Interval(Real, 0, None, closed="neither")],
+    "lr": [Interval(Real, 0, MAX_LR, closed="right")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
     "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
 }
@@ -110,6 +117,10 @@ def _refuse_text(X: Any, name: str) -> None:
     """Name the first text entry of ``X`` that is not a number (scikit-learn's messages
     name neither the input nor where the value is)."""
     if sp.issparse(X) or isinstance(X, torch.Tensor):
+        return
+    dtypes = getattr(X, "dtypes", None)  # a DataFrame: look at its columns before copying it
+    if dtypes is not None and all(getattr(d, "kind", "O") not in "USO"
+                                  for d in np.atleast_1d(dtypes)):
         return
     try:
         values = np.asarray(X)

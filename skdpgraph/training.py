@@ -208,7 +208,7 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
                 if not math.isfinite(batch_loss):
                     raise FloatingPointError(_diverged(
                         description, f"the loss is non-finite ({batch_loss}) at step {step + 1} "
-                        f"of {plan.steps}", lr))
+                        f"of {plan.steps}", lr, plan))
                 loss_sum += batch_loss
                 count += len(index)
                 if correct is not None:
@@ -232,10 +232,16 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
     module.eval()
     if not all(bool(torch.isfinite(p).all()) for p in module.parameters()):
         raise FloatingPointError(_diverged(description, "the trained parameters are non-finite",
-                                           lr))
+                                           lr, plan))
     return TrainingResult(module=module, history=history)
 
 
-def _diverged(description: str, what: str, lr: float) -> str:
-    return (f"{description}: training diverged: {what}. Lower the learning rate (lr={lr:g}) "
-            "or scale the features to a moderate range (e.g. StandardScaler).")
+def _diverged(description: str, what: str, lr: float, plan: DPSGDPlan) -> str:
+    """The divergence message: what went non-finite and the knobs that cause it."""
+    noise = ""
+    if plan.private:
+        std = plan.noise_multiplier * plan.sensitivity * plan.max_grad_norm
+        noise = (f", or lower max_grad_norm={plan.max_grad_norm:g} (the noise std per step is "
+                 f"noise_multiplier x sensitivity x max_grad_norm = {std:.3g})")
+    return (f"{description}: training diverged: {what}. Lower the learning rate (lr={lr:g}), "
+            f"scale the features to a moderate range (e.g. StandardScaler){noise}.")

@@ -129,6 +129,7 @@ class Scenario:
     fit: tuple | None = None
     params: dict = field(default_factory=dict)
     refit: tuple | None = None
+    refit_params: dict = field(default_factory=dict)
     query: Any = None
     score_y: Any = None
     inputs: list = field(default_factory=list)
@@ -292,8 +293,8 @@ def _(key):
 
 @case("X_none")
 def _(key):
-    return Scenario(raises(ValueError, r"Expected 2D array, got scalar array instead:\s*array=None"),
-                    fit=(None, _y()))
+    return Scenario(raises(ValueError, r"Expected 2D array, got scalar array instead:\s*"
+                                       r"array=None"), fit=(None, _y()))
 
 
 @case("X_object_numbers")
@@ -721,8 +722,8 @@ def _(key):
 
 @case("lr_zero")
 def _(key):
-    return _param_case(key, "lr", 0.0, _invalid(key, "lr", r"a float in the range \(0\.0, inf\)",
-                                                "0.0"))
+    return _param_case(key, "lr", 0.0, _invalid(key, "lr", r"a float in the range "
+                                                r"\(0\.0, 1e\+30\]", "0.0"))
 
 
 @case("lr_huge")
@@ -730,6 +731,34 @@ def _(key):
     """lr=1e10: trains to something finite, or stops in fit naming the divergence."""
     return _param_case(key, "lr", 1e10, Expect(
         ok=True, error=(FloatingPointError, r"training diverged: .*non-finite.*lr=1e\+10")))
+
+
+@case("lr_largest_allowed")
+def _(key):
+    """lr=1e30, the largest allowed: the run is stopped in fit, or ends finite."""
+    return _param_case(key, "lr", 1e30, Expect(
+        ok=True, error=(FloatingPointError, r"training diverged: .*non-finite.*lr=1e\+30")))
+
+
+@case("lr_above_float32_step")
+def _(key):
+    """lr=1e38: Adam's first step would overflow float32 inside torch; refused by name."""
+    return _param_case(key, "lr", 1e38, _invalid(key, "lr", r"a float in the range "
+                                                 r"\(0\.0, 1e\+30\]", r"1e\+38"))
+
+
+@case("max_grad_norm_huge", needs="max_grad_norm")
+def _(key):
+    """C=1e300 overflows float32 noise: stopped in fit naming max_grad_norm, or unused."""
+    return _param_case(key, "max_grad_norm", 1e300, Expect(
+        ok=True, error=(FloatingPointError, r"training diverged: .*lower max_grad_norm=1e\+300")))
+
+
+@case("noise_multiplier_huge", needs="noise_multiplier")
+def _(key):
+    return _param_case(key, "noise_multiplier", 1e40, raises(
+        FloatingPointError, r"training diverged: .*noise std per step is noise_multiplier x "
+                            r"sensitivity x max_grad_norm = [0-9.]+e\+40"))
 
 
 @case("max_grad_norm_zero", needs="max_grad_norm")
@@ -770,6 +799,14 @@ def _(key):
 def _(key):
     return Scenario(raises(ValueError, r"Input X contains NaN"), fit=(_train_nodes(),
                     _y()[:N_TRAIN]), refit=(_with(np.nan), _y()))
+
+
+@case("failed_refit_over_budget", needs="noise_multiplier")
+def _(key):
+    """Refused by the budget check before training: the earlier fit is gone too."""
+    return Scenario(raises(PrivacyBudgetError, r"noise_multiplier|spends epsilon"),
+                    fit=(_train_nodes(), _y()[:N_TRAIN]), refit=(_train_nodes(), _y()[:N_TRAIN]),
+                    refit_params={"noise_multiplier": 0.05})
 
 
 @case("failed_refit_in_training")
@@ -939,6 +976,9 @@ def run_case(key: str, name: str) -> str:
         params = est.get_params()
         for stage, pair in (("fit", scenario.fit), ("refit", scenario.refit)):
             if pair is not None:
+                if stage == "refit":
+                    est.set_params(**scenario.refit_params)
+                    params = est.get_params()
                 est.fit(*(_value(item) for item in pair))
         stage, fitted = "predict", _is_fitted(est)
         query = _value(scenario.query) if scenario.query is not None else (
@@ -996,27 +1036,50 @@ def test_bad_input(key, name):
     run_case(key, name)
 
 
-if __name__ == "__main__":  # the matrix counts
+def test_train_dpsgd_stops_at_a_non_finite_loss():
+    """The shared loop names the divergence instead of training on to NaN weights."""
+    from skdpgraph.privacy import plan_dpsgd
+    from skdpgraph.training import TensorExamples, train_dpsgd
+
+    module = torch.nn.Linear(2, 2)
+    plan = plan_dpsgd(epsilon=np.inf, delta=1e-5, sampling="poisson", num_examples=8,
+                      batch_size=8, steps=3, max_grad_norm=1.0)
+    x = torch.ones(8, 2)
+    x[3] = float("inf")
+
+    def loss(m, batch):
+        return torch.nn.functional.cross_entropy(m(batch[0]), batch[1], reduction="none"), None
+
+    with pytest.raises(FloatingPointError, match=r"toy: training diverged: the loss is non-finite "
+                                                 r"\(nan\) at step 1 of 3\. Lower the learning "
+                                                 r"rate \(lr=0\.1\)"):
+        train_dpsgd(module, TensorExamples(x, torch.zeros(8, dtype=torch.long)), loss, plan,
+                    lr=0.1, generator=torch.Generator().manual_seed(0), description="toy")
+
+
+def matrix_counts() -> str:
+    """Run the whole matrix in this process; the counts line, then any failures."""
     import warnings
     from collections import Counter
 
-    warnings.simplefilter("ignore")
-    torch.set_num_threads(1)
     counts, failures = Counter(), []
-    for k, n in MATRIX:
-        if True:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for k, n in MATRIX:
             try:
-                outcome = run_case(k, n)
-                counts[outcome] += 1
-                if CASES[n](k).expect.ok and CASES[n](k).expect.error:
-                    print(f"either-case {k}-{n}: {outcome}")
+                counts[run_case(k, n)] += 1
             except pytest.skip.Exception:
                 counts["skipped"] += 1
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:  # noqa: BLE001 - a failing case is counted
                 counts["failure"] += 1
-                failures.append(f"{k}-{n}: {type(exc).__name__}: {str(exc)[:300]}")
-    print(f"{len(CASES)} kinds of input, {len(ESTIMATORS)} estimators: {len(MATRIX)} cases "
-          f"(each kind on every estimator that has its parameter): {counts['error']} clear errors, "
-          f"{counts['sane']} sane acceptances, {counts['failure']} failures, "
-          f"{counts['skipped']} skipped")
-    print("\n".join(failures))
+                failures.append(f"  {k}-{n}: {type(exc).__name__}: {str(exc)[:300]}")
+    return "\n".join([
+        f"bad-input matrix: {len(CASES)} kinds of input x {len(ESTIMATORS)} estimator "
+        f"configurations = {len(MATRIX)} cases (a kind runs where the estimator has its "
+        f"parameter): {counts['error']} clear errors, {counts['sane']} sane acceptances, "
+        f"{counts['failure']} failures, {counts['skipped']} skipped", *failures])
+
+
+if __name__ == "__main__":  # python tests/test_bad_input.py
+    torch.set_num_threads(1)
+    print(matrix_counts())

@@ -26,6 +26,10 @@ PREDICT_DRAWS = 8
 _PREDICT_CHUNK = 1024
 
 
+def _trimmed(table: np.ndarray) -> np.ndarray:  # all-padding columns dropped (short walks)
+    return table[:, :max(1, int((table >= 0).sum(axis=1).max(initial=1)))]
+
+
 def _root_cross_entropy(module: nn.Module, batch):
     x, adj, mask, y = batch
     logits = module(x, adj, mask)
@@ -146,9 +150,9 @@ class DRWClassifier(BaseDPClassifier):
                streams: RandomStreams) -> None:
         graph, walks = nodes.graph, streams.numpy("walks")
         examples = SubgraphExamples(
-            graph, lambda: disjoint_random_walks(
+            graph, lambda: _trimmed(disjoint_random_walks(
                 graph.indptr, graph.indices, self.walk_length, restarts=self._restarts,
-                roots=nodes.index, generator=walks).nodes,
+                roots=nodes.index, generator=walks).nodes),
             torch.from_numpy(y), device=self.device_,
             resample_every=self.resample_every if self.sampler == "drw-d" else None)
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
@@ -159,10 +163,8 @@ class DRWClassifier(BaseDPClassifier):
             noise_generator=streams.torch("noise", self.device_),
             epsilon_at=(lambda steps: plan.epsilon(self.delta_, steps)) if plan.private else None,
             verbose=self.verbose, description=f"DRWClassifier ({self.sampler})")
-        self.module_ = result.module.cpu()
-        self.history_ = result.history
-        self.noise_multiplier_ = plan.noise_multiplier
-        self.n_steps_ = plan.steps
+        self.module_, self.history_ = result.module.cpu(), result.history
+        self.noise_multiplier_, self.n_steps_ = plan.noise_multiplier, plan.steps
         self.prediction_key_ = prediction_key(self.random_state)
 
     def _unit_and_relation(self, graph) -> tuple[str, str]:
@@ -189,9 +191,9 @@ class DRWClassifier(BaseDPClassifier):
         for start in range(0, len(queries), _PREDICT_CHUNK):
             chunk = queries[start:start + _PREDICT_CHUNK]
             for draw in range(PREDICT_DRAWS):
-                table = rooted_random_walks(
+                table = _trimmed(rooted_random_walks(
                     graph.indptr, graph.indices, chunk, self.walk_length, restarts=self._restarts,
-                    generator=keyed_generator(self.prediction_key_, draw)).nodes
+                    generator=keyed_generator(self.prediction_key_, draw)).nodes)
                 logits = self.module_(*pad_subgraphs(graph, table))
                 probabilities[start:start + len(chunk)] += torch.softmax(logits, -1)
         return torch.log(probabilities / PREDICT_DRAWS)

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from skdpgraph._random import RandomStreams
-from skdpgraph._validation import DP_CONSTRAINTS, Interval, StrOptions
+from skdpgraph._validation import DP_CONSTRAINTS, DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.nn import BACKBONES, GNN, train_llp_gnn
@@ -101,7 +101,7 @@ class RGNNClassifier(BaseDPClassifier):
         "backbone": [StrOptions(set(BACKBONES))],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")], "randomize": ["boolean"],
+        "lr": DPSGD_CONSTRAINTS["lr"], "randomize": ["boolean"],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither"), None],
         **{k: v for k, v in DP_CONSTRAINTS.items() if k not in ("epsilon", "delta")},
     }
@@ -127,8 +127,7 @@ class RGNNClassifier(BaseDPClassifier):
     def _budget(self) -> float:
         return float(self.n_sampled_features * self.epsilon_per_feature + self.epsilon_labels)
 
-    def _protected_units(self, nodes: Nodes) -> int:
-        return 0  # pure local DP: delta 0
+    _protected_units = staticmethod(lambda nodes: 0)  # pure local DP: delta 0
 
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
         self.encoder_, self.domain_sizes_ = feature_schema(
