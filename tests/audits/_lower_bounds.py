@@ -474,7 +474,7 @@ class OneRunResult:
 
 def one_run_audit(scores, included, *, guesses_per_side, delta: float,
                   alpha: float = 0.05) -> OneRunResult:
-    """One-run lower bound from canary scores: "included" for the top k, "excluded" for the bottom k.
+    """One-run lower bound from canary scores: top k guessed "included", bottom k "excluded".
 
     Parameters
     ----------
