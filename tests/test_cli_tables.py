@@ -178,7 +178,7 @@ def test_a_release_that_cannot_be_saved_is_not_given_out(tables, capsys, monkeyp
     assert not output.exists()
     assert len(_saved_releases(paths)) == 0  # the previous model file is intact
     assert sorted(p.name for p in paths["dir"].iterdir()) == ["edges.csv", "model.joblib",
-                                                               "nodes.csv"]
+                                                              "nodes.csv"]
 
 
 def test_no_release_leaves_the_model_file_alone(tables, capsys):

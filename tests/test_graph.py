@@ -70,7 +70,8 @@ def test_converters_agree():
     ([[0, 1, 2]], X, r"edge_index must have shape \(2, num_edges\)"),
     ([[0.5, 1], [1, 2]], X, "integer node ids"),
     ([[0], [1]], np.array([[0.0, np.nan]] * 4), "NaN or infinite values \\(first in row 0\\)"),
-    ([[0], [1]], np.array([[0.0], [1.0], [np.inf], [1.0]]), "NaN or infinite values \\(first in row 2\\)"),
+    ([[0], [1]], np.array([[0.0], [1.0], [np.inf], [1.0]]),
+     "NaN or infinite values \\(first in row 2\\)"),
     ([[0], [1]], np.zeros((0, 3)), "empty"),
     ([[0], [1]], np.zeros(4), "must be 2-D"),
 ])

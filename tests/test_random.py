@@ -25,7 +25,8 @@ def test_every_purpose_gets_its_own_stream():
 
 def test_asking_twice_gives_a_new_independent_stream():
     streams = RandomStreams(0)
-    first, second = _first_uniforms(streams.torch("batches")), _first_uniforms(streams.torch("batches"))
+    first, second = _first_uniforms(streams.torch(
+        "batches")), _first_uniforms(streams.torch("batches"))
     assert abs(np.corrcoef(first, second)[0, 1]) < 0.1
 
 

@@ -15,7 +15,7 @@ from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.nn._gap import (BestEpoch, GAPClassificationModule, GAPEncoder, embed_nodes,
-                                hop_inputs)
+                               hop_inputs)
 from skdpgraph.privacy import GAPPlan, plan_gap
 from skdpgraph.training import TensorExamples, train_dpsgd
 

@@ -15,7 +15,8 @@ def make_activation(name: str) -> nn.Module:
     try:
         return _ACTIVATIONS[name]()
     except KeyError:
-        raise ValueError(f"Unknown activation {name!r}; use one of {sorted(_ACTIVATIONS)}.") from None
+        raise ValueError(
+            f"Unknown activation {name!r}; use one of {sorted(_ACTIVATIONS)}.") from None
 
 
 class MLP(nn.Module):

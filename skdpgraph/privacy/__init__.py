@@ -46,7 +46,9 @@ from skdpgraph.privacy._grr import (
 from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE, PrivacyReport, report_from_plan
 from skdpgraph.privacy._protocol import PrivacyPlan, check_plan
-from skdpgraph.privacy._local import LocalDPPlan, LocalRandomiser, UntilBudgetPlan, plan_local_grr, plan_until_budget
+from skdpgraph.privacy._local import (
+    LocalDPPlan, LocalRandomiser, UntilBudgetPlan, plan_local_grr, plan_until_budget,
+)
 
 __all__ = [
     "ADD_OR_REMOVE",
@@ -84,10 +86,11 @@ __all__ = [
     "repeat_and_select_event",
     "repeat_and_select_rdp",
 ]
-__all__ += ["calibrate_gaussian_noise", "gap_node_event", "noisy_sum_aggregation", "gaussian_delta", "gaussian_epsilon",
-            "pma_sensitivity", "private_multi_hop_aggregation", "row_normalize",
+__all__ += ["calibrate_gaussian_noise", "gap_node_event", "noisy_sum_aggregation",
+            "gaussian_delta", "gaussian_epsilon", "pma_sensitivity", "private_multi_hop_aggregation", "row_normalize",
             "sum_in_neighbours"]
-__all__ += ["LocalDPPlan", "LocalRandomiser", "UntilBudgetPlan", "plan_local_grr", "plan_until_budget"]
+__all__ += ["LocalDPPlan", "LocalRandomiser",
+            "UntilBudgetPlan", "plan_local_grr", "plan_until_budget"]
 __all__ += ["FDP_RELATION", "FDPPlan", "fdp_relation", "plan_fdp", "NeighbourSums",
             "inference_release_epsilon", "inference_sensitivity", "release_neighbour_sums"]
 from skdpgraph.privacy._gap_plan import GAPPlan, plan_gap  # noqa: E402

@@ -121,7 +121,8 @@ def compute_rdp(event: dp_event.DpEvent, *, relation: NeighboringRelation = ADD_
     """
     accountant = _rdp.RdpAccountant(list(orders), relation)
     if not accountant.supports(event):
-        raise ValueError(f"dp-accounting's RDP accountant cannot evaluate {event} under {relation}.")
+        raise ValueError(
+            f"dp-accounting's RDP accountant cannot evaluate {event} under {relation}.")
     with _quiet_accountant():
         accountant.compose(event)
     # dp-accounting keeps the composed curve in this attribute; read it, never write it.

@@ -164,13 +164,15 @@ def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | Non
         return 1.0 if directed else math.sqrt(2.0)
     if privacy_level == "node":
         if max_degree is None or max_degree < 1:
-            raise ValueError(f"pma_sensitivity: node level needs max_degree >= 1; got {max_degree}.")
+            raise ValueError(
+                f"pma_sensitivity: node level needs max_degree >= 1; got {max_degree}.")
         if max_in_degree is None:
             return math.sqrt(max_degree)
         if max_in_degree < 1:
             raise ValueError(f"pma_sensitivity: max_in_degree must be >= 1; got {max_in_degree}.")
         return math.sqrt(max_in_degree ** 2 + max_degree)
-    raise ValueError(f"pma_sensitivity: privacy_level must be 'edge' or 'node'; got {privacy_level!r}.")
+    raise ValueError(
+        f"pma_sensitivity: privacy_level must be 'edge' or 'node'; got {privacy_level!r}.")
 
 
 def gap_node_event(noise_multiplier: float, hops: int, encoder_plan,

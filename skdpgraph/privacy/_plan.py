@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -65,7 +64,8 @@ class DPSGDPlan:
 
     def __post_init__(self) -> None:
         if self.sampling not in _SAMPLING:
-            raise ValueError(f"DPSGDPlan: sampling must be one of {_SAMPLING}; got {self.sampling!r}.")
+            raise ValueError(
+                f"DPSGDPlan: sampling must be one of {_SAMPLING}; got {self.sampling!r}.")
         if self.noise_multiplier is not None and not (self.noise_multiplier > 0
                                                       and self.max_grad_norm
                                                       and self.max_grad_norm > 0):

@@ -247,7 +247,7 @@ def epsilon_lower_bound(scores_d, scores_d_prime, *, delta: float, alpha: float 
     _check_delta(delta)
     _check_alpha(alpha)
     scores_d, scores_dp = _check_scores(scores_d, "scores_d"), _check_scores(scores_d_prime,
-                                                                          "scores_d_prime")
+                                                                             "scores_d_prime")
     if not 0 < selection_fraction < 1:
         raise ValueError(f"selection_fraction must be in (0, 1); got {selection_fraction}.")
     cut_d = int(round(selection_fraction * scores_d.size))

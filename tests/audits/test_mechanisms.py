@@ -455,6 +455,8 @@ def test_grr_fs_likelihood_is_independent_of_the_library():
 
 # ---------------------------------------------------------------------------- FDP inference
 FDP_CHUNK = 200_000  # copies per release call
+
+
 def _fdp_inference():
     module = pytest.importorskip("skdpgraph.privacy._fdp_inference",
                                  reason="FDP's private inference release is not in the tree")

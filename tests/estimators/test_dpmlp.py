@@ -122,7 +122,8 @@ def test_bad_inputs_name_the_problem(data):
     with pytest.raises(TypeError, match="Graph.from_pyg"):
         from torch_geometric.data import Data
         import torch
-        clf.fit(Data(x=torch.zeros(3, 2), edge_index=torch.zeros(2, 0, dtype=torch.long)), [0, 1, 0])
+        clf.fit(Data(x=torch.zeros(3, 2), edge_index=torch.zeros(
+            2, 0, dtype=torch.long)), [0, 1, 0])
     fitted = DPMLPClassifier(epochs=1, random_state=0).fit(nodes[:100], y[:100])
     with pytest.raises(ValueError, match="never seen in fit: \\[9\\]"):
         fitted.score(nodes[100:110], np.full(10, 9))

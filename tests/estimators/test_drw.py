@@ -41,7 +41,7 @@ def _wbk_rdp(lam, num_examples, batch_size, alpha):
 
     eps2 = mpmath.mpf(2) / (2 * lam ** 2)
     total = 1 + q ** 2 * mpmath.binomial(alpha, 2) * min(4 * mpmath.expm1(eps2),
-                                                          2 * mpmath.e ** eps2)
+                                                         2 * mpmath.e ** eps2)
     for j in range(3, alpha + 1):
         term = min(4 * mpmath.sqrt(diff(2 * (j // 2)) * diff(2 * ((j + 1) // 2))),
                    2 * moment(j))

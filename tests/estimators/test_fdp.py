@@ -75,7 +75,8 @@ def test_training_stars_respect_the_degree_bound(data, monkeypatch, sampler):
 def test_plan_and_accountant_match_an_independent_computation(data, monkeypatch):
     seen = _capture(monkeypatch)
     train = np.arange(200)
-    clf = FDPClassifier(epsilon=6.0, max_degree=2, **FAST).fit(data.graph.nodes(train), data.y[train])
+    clf = FDPClassifier(epsilon=6.0, max_degree=2, **
+                        FAST).fit(data.graph.nodes(train), data.y[train])
     plan = seen["plan"]
     assert plan.sampling == "without_replacement" and plan.batch_size == 64
     assert plan.sensitivity == 2 * 3 and plan.noise_std == pytest.approx(
@@ -107,7 +108,7 @@ def test_private_inference_adds_exactly_the_test_time_gaussian(data):
 def test_private_inference_perturbs_predictions_reproducibly(data):
     train, test = np.arange(200), np.arange(200, 300)
     clf = FDPClassifier(epsilon=8.0, private_inference=True, **FAST).fit(data.graph.nodes(train),
-                                                                        data.y[train])
+                                                                         data.y[train])
     assert clf.epsilon_spent_ <= 8.0
     noisy = clf.predict_proba(data.graph.nodes(test))
     np.testing.assert_array_equal(noisy, clf.predict_proba(data.graph.nodes(test)))  # cached
@@ -116,7 +117,7 @@ def test_private_inference_perturbs_predictions_reproducibly(data):
 
 
 def test_over_budget_noise_multiplier_raises_before_training_and_leaves_unfitted(data,
-                                                                               monkeypatch):
+                                                                                 monkeypatch):
     train = data.graph.nodes(np.arange(200))
     clf = FDPClassifier(epsilon=1.0, **FAST).fit(train, data.y[:200])  # a good fit first
     touched = []

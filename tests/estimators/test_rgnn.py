@@ -31,7 +31,7 @@ def test_epsilon_and_report(binary_data):
     graph, y, train = binary_data
     clf = RGNNClassifier(epsilon_per_feature=0.5, epsilon_labels=2.0, n_sampled_features=6,
                          feature_group_size=4, random_state=0, **FAST).fit(graph.nodes(train),
-                                                                          y[train])
+                                                                           y[train])
     assert clf.n_sampled_features_ == 6 and clf.domain_sizes_.tolist() == [2] * 10
     assert clf.epsilon_spent_ == pytest.approx(6 * 0.5 + 2.0)
     assert clf.delta_ == 0.0 and clf.privacy_.epsilon == clf.epsilon_spent_
@@ -97,7 +97,7 @@ def test_learns_on_csbm_and_beats_the_noisy_baseline():
 def test_backbones(binary_data, backbone):
     graph, y, train = binary_data
     clf = RGNNClassifier(backbone=backbone, random_state=0, **FAST).fit(graph.nodes(train),
-                                                                       y[train])
+                                                                        y[train])
     assert clf.predict(graph.nodes([1, 3])).shape == (2,)
 
 

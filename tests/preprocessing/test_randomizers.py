@@ -90,4 +90,3 @@ def test_random_state_none_is_a_fresh_release_on_every_call(codes):
     labels = GRRLabelRandomizer(epsilon=0.5).fit(np.arange(200) % 3)
     assert not np.array_equal(labels.transform(np.arange(200) % 3),
                               labels.transform(np.arange(200) % 3))
-

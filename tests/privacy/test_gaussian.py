@@ -21,7 +21,7 @@ def analytic_delta(multiplier, epsilon):
 def test_delta_matches_the_analytic_gaussian(sigma, epsilon, count):
     expected = analytic_delta(sigma / np.sqrt(count), epsilon)
     assert gaussian_delta(sigma, epsilon, count=count) == pytest.approx(expected, rel=1e-9,
-                                                                         abs=1e-15)
+                                                                        abs=1e-15)
 
 
 @pytest.mark.parametrize("epsilon, delta, count", [(1.0, 1e-6, 2), (4.0, 1e-6, 2),
