@@ -7,13 +7,12 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from torch import nn
 
 from skdpgraph._random import RandomStreams, keyed_generator, prediction_key
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Nodes
-from skdpgraph.nn import DenseSubgraphGNN
+from skdpgraph.nn import DenseSubgraphGNN, root_cross_entropy
 from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, plan_until_budget, steps_for_epochs
 from skdpgraph.sampling import (SubgraphExamples, disjoint_random_walks, pad_subgraphs,
                                 rooted_random_walks)
@@ -28,12 +27,6 @@ _PREDICT_CHUNK = 1024
 
 def _trimmed(table: np.ndarray) -> np.ndarray:  # all-padding columns dropped (short walks)
     return table[:, :max(1, int((table >= 0).sum(axis=1).max(initial=1)))]
-
-
-def _root_cross_entropy(module: nn.Module, batch):
-    x, adj, mask, y = batch
-    logits = module(x, adj, mask)
-    return nn.functional.cross_entropy(logits, y, reduction="none"), logits.argmax(-1) == y
 
 
 class DRWClassifier(BaseDPClassifier):
@@ -158,7 +151,7 @@ class DRWClassifier(BaseDPClassifier):
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
                                   conv=self.conv, num_layers=self.layers).to(self.device_)
         result = train_dpsgd(
-            module, examples, _root_cross_entropy, plan, lr=self.lr,
+            module, examples, root_cross_entropy, plan, lr=self.lr,
             generator=streams.torch("batches"),
             noise_generator=streams.torch("noise", self.device_),
             epsilon_at=(lambda steps: plan.epsilon(self.delta_, steps)) if plan.private else None,

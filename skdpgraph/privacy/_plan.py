@@ -16,7 +16,7 @@ from skdpgraph.privacy._accountant import (
     poisson_dpsgd_event,
     without_replacement_dpsgd_event,
 )
-from skdpgraph.privacy._calibration import calibrate_noise_multiplier
+from skdpgraph.privacy._calibration import PrivacyBudgetError, calibrate_noise_multiplier
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 
 __all__ = ["DPSGDPlan", "plan_dpsgd", "steps_for_epochs"]
@@ -132,7 +132,13 @@ class DPSGDPlan:
 
     @functools.cached_property
     def _step_rdp(self) -> np.ndarray:
-        return compute_rdp(self.dp_event(1), relation=self.relation)
+        try:
+            return compute_rdp(self.dp_event(1), relation=self.relation)
+        except (ArithmeticError, ValueError) as exc:  # e.g. overflow at absurd multipliers
+            raise PrivacyBudgetError(
+                f"DP-SGD plan: the accountant cannot evaluate noise_multiplier="
+                f"{self.noise_multiplier:g} with sample rate {self.sample_rate:.4g} ({exc}); "
+                "use a noise_multiplier the accountant supports (e.g. <= 1e6).") from exc
 
     def epsilon(self, delta: float, steps: int | None = None) -> float:
         """Epsilon after ``steps`` steps (all planned steps by default).

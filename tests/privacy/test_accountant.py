@@ -98,3 +98,14 @@ def test_default_orders_are_dp_accountings():
     from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
 
     np.testing.assert_array_equal(DEFAULT_ORDERS, DEFAULT_RDP_ORDERS)
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
+def test_plan_at_an_absurd_noise_multiplier_names_it(sampling):
+    """dp-accounting overflows near 1e160; the plan refuses it by name instead of crashing."""
+    from skdpgraph.privacy import PrivacyBudgetError, plan_dpsgd
+
+    plan = plan_dpsgd(epsilon=1.0, delta=1e-5, sampling=sampling, num_examples=100,
+                      batch_size=64, steps=10, max_grad_norm=1.0, noise_multiplier=1e160)
+    with pytest.raises(PrivacyBudgetError, match=r"noise_multiplier=1e\+160"):
+        plan.epsilon(1e-5)
