@@ -41,30 +41,9 @@ import skdpgraph.estimators._base as base_module
 import skdpgraph.sampling
 from skdpgraph import Graph
 from skdpgraph.datasets import make_csbm
+from tests._fast_estimators import FAST, make
 
 # ---------------------------------------------------------------------------- estimators
-#: One tiny configuration per estimator (GAP once per privacy level, FDP once per
-#: inference mode). Batches hold every training node (sampling rate 1).
-FAST = {
-    "DPMLP": (skdpgraph.DPMLPClassifier,
-              dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64)),
-    "GAP-edge": (skdpgraph.GAPClassifier,
-                 dict(epsilon=4.0, privacy_level="edge", hops=1, hidden_dim=8, epochs=2,
-                      encoder_epochs=2)),
-    "GAP-node": (skdpgraph.GAPClassifier,
-                 dict(epsilon=4.0, privacy_level="node", hops=1, hidden_dim=8, epochs=2,
-                      encoder_epochs=2, batch_size=64, max_degree=4)),
-    "FDP": (skdpgraph.FDPClassifier,
-            dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64, max_degree=2)),
-    "FDP-private": (skdpgraph.FDPClassifier,
-                    dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64, max_degree=2,
-                         private_inference=True)),
-    "DRW": (skdpgraph.DRWClassifier,
-            dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64, noise_multiplier=2.0)),
-    "RGNN": (skdpgraph.RGNNClassifier,
-             dict(n_sampled_features=2, epochs=2, feature_hops=2, label_hops=2, n_clusters=4,
-                  hidden_dim=8)),
-}
 #: The six estimators of issue 11 (FDP's private inference is audited in items 3 and 4).
 ALL = [name for name in FAST if name != "FDP-private"]
 #: Estimators that make noisy releases after fit (through ``BaseDPClassifier._release``).
@@ -75,12 +54,6 @@ RANDOM_STATES = [pytest.param(0, id="seed0"), pytest.param(None, id="none")]
 RANDOM_STATES_FULL = RANDOM_STATES + [
     pytest.param(seed, id=f"seed{seed}-full", marks=pytest.mark.audit)
     for seed in (1, 123456789, 2 ** 32 - 1)]
-
-
-def make(name: str, **overrides):
-    """A fresh estimator ``name`` in its tiny configuration, with ``overrides``."""
-    cls, params = FAST[name]
-    return cls(**{**params, **overrides})
 
 
 def _roundtrip(est):

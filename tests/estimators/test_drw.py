@@ -20,6 +20,7 @@ from skdpgraph.privacy import (REPLACE_ONE, UntilBudgetPlan, compute_epsilon, co
                                without_replacement_dpsgd_event)
 from skdpgraph.sampling import (SubgraphExamples, disjoint_random_walks, pad_subgraphs,
                                 rooted_random_walks)
+from tests._replay import Replay, kept_integers
 
 
 def _wbk_rdp(lam, num_examples, batch_size, alpha):
@@ -193,43 +194,6 @@ def test_duplicate_training_nodes_rejected(data):
 FAST = dict(epsilon=np.inf, max_steps=6, batch_size=16, hidden_dim=8)
 
 
-class _Replay(np.random.RandomState):
-    """A ``random_state`` whose every draw is ``seed``: the fit's root becomes ``seed``.
-
-    The legacy ``make_seeds`` turned it into ``Seeds(seed)`` (the seed the old estimator
-    kept), the new ``RandomStreams`` into ``SeedSequence(seed)``: either way it replays a
-    fit whose root was ``seed``.
-    """
-
-    def __init__(self, seed):
-        super().__init__(0)
-        self.value = int(seed)
-
-    def randint(self, *args, **kwargs):
-        return np.int64(self.value)
-
-
-def _kept_integers(obj, found, seen, depth=0):
-    """Every integer ``obj`` holds: attributes, containers, integer arrays, hex strings."""
-    if depth > 12 or isinstance(obj, (bool, float, type(None))) or id(obj) in seen:
-        return
-    if isinstance(obj, (int, np.integer)):
-        found.add(abs(int(obj)))
-    elif isinstance(obj, str):
-        if len(obj) >= 8 and all(c in "0123456789abcdefABCDEF" for c in obj):
-            found.add(int(obj, 16))
-    elif isinstance(obj, np.ndarray):
-        if obj.dtype.kind in "iu" and obj.size <= 256:
-            found.update(abs(int(v)) for v in obj.ravel())
-    elif not isinstance(obj, torch.Tensor):
-        seen.add(id(obj))
-        items = (obj.values() if isinstance(obj, dict) else obj
-                 if isinstance(obj, (list, tuple, set)) else vars(obj).values()
-                 if hasattr(obj, "__dict__") else ())
-        for item in list(items):
-            _kept_integers(item, found, seen, depth + 1)
-
-
 def _weights(est):
     return {k: v.detach().clone() for k, v in est.module_.state_dict().items()}
 
@@ -240,7 +204,7 @@ def _same(a, b):
 
 def _replays(make, X, y, seed, fitted):
     """Whether a refit rooted at ``seed`` (as an int, or through ``_Replay``) gives ``fitted``."""
-    routes = [seed] + ([_Replay(seed)] if seed < 2**63 else [])
+    routes = [seed] + ([Replay(seed)] if seed < 2**63 else [])
     with config_context(skip_parameter_validation=True):  # accept 128-bit roots
         return any(_same(_weights(make(route).fit(X, y)), fitted) for route in routes)
 
@@ -249,11 +213,11 @@ def test_no_kept_integer_replays_training(data):
     X, y = data.nodes()[:64], data.y[:64]
     make = lambda random_state: DRWClassifier(random_state=random_state, **FAST)  # noqa: E731
     # the comparison detects a replay: one root, the same weights
-    assert _replays(make, X, y, 2**20 + 7, _weights(make(_Replay(2**20 + 7)).fit(X, y)))
+    assert _replays(make, X, y, 2**20 + 7, _weights(make(Replay(2**20 + 7)).fit(X, y)))
     est = make(None).fit(X, y)
     est.predict_proba(data.nodes()[64:])
     found = set()
-    _kept_integers(est, found, set())
+    kept_integers(est, found, set())
     assert est.prediction_key_ in found
     candidates = sorted(c for c in found if c >= 2**16)  # smaller ints are sizes and counts
     assert not [c for c in candidates if _replays(make, X, y, c, _weights(est))]

@@ -14,6 +14,7 @@ from skdpgraph.datasets import make_csbm
 from skdpgraph.preprocessing import (CategoricalFeatureEncoder, GRRFeatureRandomizer,
                                      GRRLabelRandomizer)
 from skdpgraph.privacy import grr_fs_paper_epsilon
+from tests._replay import Replay, kept_integers
 
 FAST = dict(epochs=15, feature_hops=4, label_hops=2, n_clusters=8)
 
@@ -205,40 +206,6 @@ def test_plan_checked_against_both_budgets_before_the_clients_randomise(binary_d
         RGNNClassifier(n_sampled_features=3, **FAST).fit(graph.nodes(train), y[train])
 
 
-class _Replay(np.random.RandomState):
-    """A ``random_state`` whose every draw is ``seed``: the fit's root becomes ``seed``
-    (the legacy ``make_seeds`` made it ``Seeds(seed)``, ``RandomStreams`` makes it
-    ``SeedSequence(seed)``), so it replays a fit whose root was ``seed``."""
-
-    def __init__(self, seed):
-        super().__init__(0)
-        self.value = int(seed)
-
-    def randint(self, *args, **kwargs):
-        return np.int64(self.value)
-
-
-def _kept_integers(obj, found, seen, depth=0):
-    """Every integer ``obj`` holds: attributes, containers, integer arrays, hex strings."""
-    if depth > 12 or isinstance(obj, (bool, float, type(None))) or id(obj) in seen:
-        return
-    if isinstance(obj, (int, np.integer)):
-        found.add(abs(int(obj)))
-    elif isinstance(obj, str):
-        if len(obj) >= 8 and all(c in "0123456789abcdefABCDEF" for c in obj):
-            found.add(int(obj, 16))
-    elif isinstance(obj, np.ndarray):
-        if obj.dtype.kind in "iu" and obj.size <= 256:
-            found.update(abs(int(v)) for v in obj.ravel())
-    elif not isinstance(obj, torch.Tensor):
-        seen.add(id(obj))
-        items = (obj.values() if isinstance(obj, dict) else obj
-                 if isinstance(obj, (list, tuple, set)) else vars(obj).values()
-                 if hasattr(obj, "__dict__") else ())
-        for item in list(items):
-            _kept_integers(item, found, seen, depth + 1)
-
-
 def test_no_kept_integer_replays_training(binary_data):
     graph, y, train = binary_data
     X, y = graph.nodes(train), y[train]
@@ -249,17 +216,17 @@ def test_no_kept_integer_replays_training(binary_data):
         return est, est.module_.state_dict()
 
     def replays(seed, fitted):
-        routes = [seed] + ([_Replay(seed)] if seed < 2**63 else [])
+        routes = [seed] + ([Replay(seed)] if seed < 2**63 else [])
         return any(all(torch.equal(weights(r)[1][k], v) for k, v in fitted.items())
                    for r in routes)
 
-    assert replays(2**20 + 7, weights(_Replay(2**20 + 7))[1])  # the check detects a replay
+    assert replays(2**20 + 7, weights(Replay(2**20 + 7))[1])  # the check detects a replay
     est, fitted = weights(None)
     edges = graph.edge_index[:, (graph.edge_index != 0).all(axis=0)]
     est.predict(Graph(edges, graph.x).nodes())  # a release after fit
     assert len(est.privacy_.releases) == 1
     found = set()
-    _kept_integers(est, found, set())
+    kept_integers(est, found, set())
     candidates = sorted(c for c in found if c >= 2**16)  # smaller ints are sizes and counts
     assert not [c for c in candidates if replays(c, fitted)]
 

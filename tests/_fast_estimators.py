@@ -1,0 +1,34 @@
+"""Tiny, fast configurations of every estimator, shared by the privacy attack tests."""
+
+import skdpgraph
+
+__all__ = ["FAST", "make"]
+
+#: One tiny configuration per estimator (GAP once per privacy level, FDP once per
+#: inference mode). Batches hold every training node (sampling rate 1).
+FAST = {
+    "DPMLP": (skdpgraph.DPMLPClassifier,
+              dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64)),
+    "GAP-edge": (skdpgraph.GAPClassifier,
+                 dict(epsilon=4.0, privacy_level="edge", hops=1, hidden_dim=8, epochs=2,
+                      encoder_epochs=2)),
+    "GAP-node": (skdpgraph.GAPClassifier,
+                 dict(epsilon=4.0, privacy_level="node", hops=1, hidden_dim=8, epochs=2,
+                      encoder_epochs=2, batch_size=64, max_degree=4)),
+    "FDP": (skdpgraph.FDPClassifier,
+            dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64, max_degree=2)),
+    "FDP-private": (skdpgraph.FDPClassifier,
+                    dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64, max_degree=2,
+                         private_inference=True)),
+    "DRW": (skdpgraph.DRWClassifier,
+            dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64, noise_multiplier=2.0)),
+    "RGNN": (skdpgraph.RGNNClassifier,
+             dict(n_sampled_features=2, epochs=2, feature_hops=2, label_hops=2, n_clusters=4,
+                  hidden_dim=8)),
+}
+
+
+def make(name: str, **overrides):
+    """A fresh estimator ``name`` in its tiny configuration, with ``overrides``."""
+    cls, params = FAST[name]
+    return cls(**{**params, **overrides})
