@@ -26,6 +26,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 
 from dp_accounting.pld.privacy_loss_mechanism import GaussianPrivacyLoss
@@ -67,6 +68,7 @@ def gaussian_delta(noise_multiplier: float, epsilon: float, *, count: int = 1) -
     return float(max(0.0, loss.get_delta_for_epsilon(epsilon)))
 
 
+@functools.lru_cache(maxsize=1024)  # pure; progress bars and releases ask again and again
 def gaussian_epsilon(noise_multiplier: float, delta: float, *, count: int = 1) -> float:
     """Smallest epsilon (up to 1e-9 relative, rounded up) with ``gaussian_delta <= delta``.
 
