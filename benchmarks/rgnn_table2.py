@@ -80,8 +80,9 @@ def main():
     p.add_argument("--llp-weight", type=float, default=0.1)
     p.add_argument("--data-root", default=str(Path(__file__).resolve().parents[2] / "shared/datasets"))
     p.add_argument("--out", type=Path, default=None)
-    p.add_argument("--hops", type=int, default=16,
-                   help="K_x = K_y of RGNN (the paper's best for Facebook is 4)")
+    p.add_argument("--hops", type=lambda t: t if t == "auto" else int(t), default="auto",
+                   help="K_x = K_y of RGNN: an int (the paper: 16; its best for Facebook: 4) "
+                        "or 'auto', the estimator's default (default: auto)")
     p.add_argument("--paper-protocol", action="store_true",
                    help="labels of train+val nodes released; epoch chosen on the val nodes' "
                         "reconstructed labels (see the module docstring)")

@@ -13,7 +13,8 @@ from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.nn import BACKBONES, GNN, train_llp_gnn
 from skdpgraph.preprocessing import (bag_label_proportions, holdout_split,
-                                     mean_propagation_operator, reconstruct_labels)
+                                     mean_propagation_operator, propagation_hops,
+                                     reconstruct_labels)
 from skdpgraph.preprocessing._randomizers import client_generators, feature_schema
 from skdpgraph.preprocessing._reconstruction import reconstruct_from_clients
 from skdpgraph.privacy import LocalDPPlan, grr_fs_epsilon, grr_randomize, plan_local_grr
@@ -44,8 +45,13 @@ class RGNNClassifier(BaseDPClassifier):
     feature_range : tuple (low, high), default=(-1.5, 1.5)
         Public range of the 4 bins of non-binary features (values outside go to the end
         bins), never read from the data; suits standardised features.
-    feature_hops, label_hops, n_clusters : int, default=16
-        Reconstruction rounds, and METIS bags of the label-proportion loss.
+    feature_hops, label_hops : int or "auto", default="auto"
+        Reconstruction rounds of neighbourhood means. ``"auto"``: the most rounds, up to 16
+        (the paper's), before the means cover half the graph
+        (:func:`~skdpgraph.preprocessing.propagation_hops`, public structure only): 16 on
+        Cora, 3-4 on small dense graphs, where 16 rounds leave only the global mean.
+    n_clusters : int, default=16
+        METIS bags of the label-proportion loss.
     backbone : {"sage", "gcn", "gat"}, default="sage"
     hidden_dim, layers, epochs : int, default=16, 2, 100
     llp_weight, dropout, lr : float, default=0.1, 0.5, 0.01
@@ -68,6 +74,8 @@ class RGNNClassifier(BaseDPClassifier):
     delta_ : float
     privacy_ : PrivacyReport
     n_sampled_features_ : int
+    feature_hops_, label_hops_ : int
+        Rounds used on the training graph.
     domain_sizes_ : ndarray of shape (d,)
     encoder_ : CategoricalFeatureEncoder or None
     reconstructed_x_ : ndarray of shape (num_nodes, n_reconstructed)
@@ -92,7 +100,7 @@ class RGNNClassifier(BaseDPClassifier):
     _parameter_constraints = {
         **{name: [Interval(Real, 0, np.inf, closed="right")]
            for name in ("epsilon_per_feature", "epsilon_labels")},
-        **{name: [Interval(Integral, 0, None, closed="left")]
+        **{name: [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})]
            for name in ("feature_hops", "label_hops")},
         **{name: [Interval(Integral, 1, None, closed="left")] for name in (
             "n_sampled_features", "n_clusters", "hidden_dim", "layers", "epochs")},
@@ -110,7 +118,7 @@ class RGNNClassifier(BaseDPClassifier):
 
     def __init__(self, *, epsilon_per_feature=1.0, epsilon_labels=3.0, classes=None,
                  n_sampled_features=10, feature_group_size=None, feature_range=(-1.5, 1.5),
-                 feature_hops=16, label_hops=16, n_clusters=16, llp_weight=0.1, backbone="sage",
+                 feature_hops="auto", label_hops="auto", n_clusters=16, llp_weight=0.1, backbone="sage",
                  hidden_dim=16, layers=2, dropout=0.5, epochs=100, lr=0.01, max_grad_norm=None,
                  validation_fraction=0.0, randomize=True, random_state=None, device="auto",
                  verbose=False):
@@ -147,10 +155,12 @@ class RGNNClassifier(BaseDPClassifier):
         feature_rng, label_rng = client_generators(streams)           # clients (simulated)
         y = grr_randomize(y, c, self.epsilon_labels, label_rng) if self.randomize else y
         operator = mean_propagation_operator(graph)                    # server: reconstruct
+        self.feature_hops_, self.label_hops_ = (
+            _hops(setting, operator) for setting in (self.feature_hops, self.label_hops))
         self.reconstructed_x_ = self._reconstructed(graph, feature_rng, operator)
         self._cache_release(graph, "features", self.reconstructed_x_)
         targets = (y if np.isinf(self.epsilon_labels) else reconstruct_labels(
-            operator, nodes.index, y, c, self.epsilon_labels, self.label_hops).argmax(axis=1))
+            operator, nodes.index, y, c, self.epsilon_labels, self.label_hops_).argmax(axis=1))
         train, val = holdout_split(len(y), self.validation_fraction, streams.numpy("split"))
         parts = metis_partition(graph.indptr, graph.indices, self.n_clusters,
                                 seed=streams.integer("split"))
@@ -166,9 +176,11 @@ class RGNNClassifier(BaseDPClassifier):
         self.module_ = module.cpu().eval()
 
     def _reconstructed(self, graph: Graph, rng, operator=None) -> np.ndarray:
+        operator = mean_propagation_operator(graph) if operator is None else operator
         return reconstruct_from_clients(graph, self.encoder_, self.domain_sizes_,
                                         self.epsilon_per_feature, self.n_sampled_features_,
-                                        self.feature_hops, rng, operator=operator)
+                                        _hops(self.feature_hops, operator), rng,
+                                        operator=operator)
 
     def _features(self, graph: Graph) -> np.ndarray:
         """Cached (same content), a new recorded release, or (randomize=False) reconstructed."""
@@ -197,3 +209,7 @@ class RGNNClassifier(BaseDPClassifier):
                 "the feature schema is public: binary or not is read from the data; non-binary "
                 f"features are cut into 4 bins over feature_range={tuple(self.feature_range)} "
                 "(values outside go to the end bins), never over the data's own bounds")
+
+
+def _hops(setting, operator) -> int:
+    return propagation_hops(operator) if setting == "auto" else int(setting)

@@ -26,6 +26,7 @@ from skdpgraph.privacy import grr_fs_frequency_estimate, label_transition_matrix
 __all__ = [
     "mean_propagation_operator",
     "propagate",
+    "propagation_hops",
     "one_hot_blocks",
     "feature_frequency_estimates",
     "reconstruct_features",
@@ -50,6 +51,58 @@ def propagate(operator: sp.csr_matrix, values: np.ndarray, hops: int) -> np.ndar
     for _ in range(hops):
         values = operator @ values
     return values
+
+
+def propagation_hops(operator: sp.csr_matrix, max_hops: int = 16,
+                     max_spread: float = 0.5, n_probes: int = 64) -> int:
+    r"""The number of propagation rounds before the means cover half the graph.
+
+    Each round of :math:`M` averages over more nodes, which cuts the noise of the local
+    reports but, once the average covers most of the graph, washes out every node's own
+    neighbourhood: on a small dense graph 16 rounds leave only the global mean, every
+    reconstructed label becomes the majority class and training collapses. The rule
+    reads only the public structure: the largest :math:`K \le` ``max_hops`` whose
+    effective sample size :math:`1/\sum_u (M^K)_{vu}^2`, the median over ``n_probes``
+    evenly spaced nodes :math:`v`, is at most ``max_spread`` times the number of nodes.
+    It keeps :math:`K = 16` on Cora (about 140 of 2,708 nodes) and picks 3-4 on a
+    300-1,000-node graph of average degree 20.
+
+    Parameters
+    ----------
+    operator : scipy.sparse matrix of shape (n, n)
+        Row-stochastic propagation operator (:func:`mean_propagation_operator`).
+    max_hops : int, default=16
+    max_spread : float, default=0.5
+        Largest allowed effective sample size as a fraction of the nodes.
+    n_probes : int, default=64
+        Nodes whose rows of :math:`M^K` are computed (deterministic, evenly spaced).
+
+    Returns
+    -------
+    int
+        At least 1 (when ``max_hops >= 1``), at most ``max_hops``.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> ring = sp.diags([np.ones(99), np.ones(99)], [-1, 1], shape=(100, 100)).tocsr()
+    >>> operator = sp.diags(1 / (ring.sum(1).A1 + 1)) @ (ring + sp.identity(100))
+    >>> propagation_hops(sp.csr_matrix(operator))
+    16
+    """
+    n = operator.shape[0]
+    probes = np.unique(np.linspace(0, n - 1, min(n_probes, n)).astype(np.int64))
+    rows = np.zeros((n, probes.size))
+    rows[probes, np.arange(probes.size)] = 1.0
+    transposed = sp.csr_matrix(operator.T)
+    chosen = min(1, max_hops)
+    for hops in range(1, max_hops + 1):
+        rows = transposed @ rows  # column j is row probes[j] of operator**hops
+        effective = np.median(1.0 / np.square(rows).sum(axis=0))
+        if effective > max_spread * n:
+            break
+        chosen = hops
+    return chosen
 
 
 def one_hot_blocks(codes: np.ndarray, domain_sizes: np.ndarray) -> np.ndarray:
