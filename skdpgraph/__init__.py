@@ -5,6 +5,7 @@ from skdpgraph.estimators import (
     DRWClassifier,
     FDPClassifier,
     GAPClassifier,
+    ProGAPClassifier,
     RGNNClassifier,
 )
 from skdpgraph.graph import Graph, Nodes
@@ -21,5 +22,6 @@ __all__ = [
     "Nodes",
     "PrivacyBudgetError",
     "PrivacyReport",
+    "ProGAPClassifier",
     "RGNNClassifier",
 ]

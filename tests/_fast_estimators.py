@@ -4,7 +4,7 @@ import skdpgraph
 
 __all__ = ["FAST", "make"]
 
-#: One tiny configuration per estimator (GAP once per privacy level, FDP once per
+#: One tiny configuration per estimator (GAP and ProGAP once per privacy level, FDP once per
 #: inference mode). Batches hold every training node (sampling rate 1).
 FAST = {
     "DPMLP": (skdpgraph.DPMLPClassifier,
@@ -15,6 +15,12 @@ FAST = {
     "GAP-node": (skdpgraph.GAPClassifier,
                  dict(epsilon=4.0, privacy_level="node", hops=1, hidden_dim=8, epochs=2,
                       encoder_epochs=2, batch_size=64, max_degree=4)),
+    "ProGAP-edge": (skdpgraph.ProGAPClassifier,
+                    dict(epsilon=4.0, privacy_level="edge", hops=2, hidden_dim=8, epochs=2,
+                         encoder_epochs=2)),
+    "ProGAP-node": (skdpgraph.ProGAPClassifier,
+                    dict(epsilon=4.0, privacy_level="node", hops=2, hidden_dim=8, epochs=2,
+                         encoder_epochs=2, batch_size=64, max_degree=4)),
     "FDP": (skdpgraph.FDPClassifier,
             dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64, max_degree=2)),
     "FDP-private": (skdpgraph.FDPClassifier,

@@ -27,10 +27,10 @@ from skdpgraph.privacy import PrivacyBudgetError
 from tests._fast_estimators import FAST, make
 
 # ---------------------------------------------------------------------------- estimators
-#: The six estimators of issue 11 (FDP with private inference is audited elsewhere).
+#: Every estimator configuration (FDP with private inference is audited elsewhere).
 ALL = [name for name in FAST if name != "FDP-private"]
 #: Estimators whose privacy unit is a node (duplicates must be refused).
-NODE_UNIT = ["DPMLP", "GAP-node", "FDP", "DRW", "RGNN"]
+NODE_UNIT = ["DPMLP", "GAP-node", "ProGAP-node", "FDP", "DRW", "RGNN"]
 #: Over-budget settings of the estimators that take a noise_multiplier.
 OVER_BUDGET = {
     "DPMLP": dict(epsilon=1.0, noise_multiplier=0.3),
@@ -171,7 +171,7 @@ def test_classes_parameter_is_the_public_label_set(name, data, train):
 def _protected_units(name: str, graph, n_train: int) -> int:
     if name == "DPMLP":
         return n_train  # only the training nodes are used
-    if name == "GAP-edge":
+    if name in ("GAP-edge", "ProGAP-edge"):
         return graph.num_edges // (1 if graph.directed else 2)
     return graph.num_nodes  # every node of the graph is protected
 

@@ -4,6 +4,7 @@ from skdpgraph.estimators._dpmlp import DPMLPClassifier
 from skdpgraph.estimators._drw import DRWClassifier
 from skdpgraph.estimators._fdp import FDPClassifier
 from skdpgraph.estimators._gap import GAPClassifier
+from skdpgraph.estimators._progap import ProGAPClassifier
 from skdpgraph.estimators._rgnn import RGNNClassifier
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "DRWClassifier",
     "FDPClassifier",
     "GAPClassifier",
+    "ProGAPClassifier",
     "RGNNClassifier",
 ]
 

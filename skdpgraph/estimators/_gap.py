@@ -107,6 +107,7 @@ class GAPClassifier(BaseDPClassifier):
                  validation_fraction=None, random_state=None, device="auto", verbose=False):
         self.__dict__.update((k, v) for k, v in locals().items() if k != "self")  # as given
 
+    _progressive = False  # ProGAPClassifier: one aggregation per stage
     _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
     _training_size_public = _node_unit  # only node level's sampling rate and noise depend on n
 
@@ -129,7 +130,8 @@ class GAPClassifier(BaseDPClassifier):
             hops=self.hops, directed=nodes.graph.directed, num_examples=n,
             batch_size=self.batch_size or (256 if node else n), epochs=epochs,
             encoder_epochs=self.encoder_epochs or epochs, max_grad_norm=self.max_grad_norm,
-            max_degree=self.max_degree, max_in_degree=self.max_in_degree, context="GAPClassifier")
+            max_degree=self.max_degree, max_in_degree=self.max_in_degree,
+            progressive=self._progressive, context=type(self).__name__)
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams) -> None:
         self._pma_plan_, graph = plan, nodes.graph
@@ -162,8 +164,13 @@ class GAPClassifier(BaseDPClassifier):
             "split"), stratify=y if stratify else None)
         return (nodes[fit], y[fit]), (nodes[out], y[out])
 
-    def _stage(self, build, plan: GAPPlan, stage: str, inputs, nodes, y, held, streams):
-        """Build (own init stream) and train one module; with ``held``, keep its best epoch."""
+    def _stage(self, build, plan: GAPPlan, stage: str, inputs, nodes, y, held, streams,
+               index: int = 0, description: str | None = None):
+        """Build (own init stream) and train one module; with ``held``, keep its best epoch.
+
+        ``stage`` names the plan's run ("encoder" or "classifier"); ``index`` numbers the
+        encoder runs of a progressive plan.
+        """
         best = held and BestEpoch(inputs(held[0]).to(self.device_), held[1])  # public labels
         with streams.initialisation():
             result = train_dpsgd(
@@ -172,8 +179,10 @@ class GAPClassifier(BaseDPClassifier):
                 per_example_cross_entropy, getattr(plan, stage), lr=self.lr,
                 generator=streams.torch("batches"),
                 noise_generator=streams.torch("noise", self.device_),
-                epsilon_at=(lambda steps: plan.running_epsilon(self.delta_, stage, steps))
-                if plan.private else None, verbose=self.verbose, description=f"GAP {stage}",
+                epsilon_at=(lambda steps: plan.running_epsilon(self.delta_, stage, steps,
+                                                               index=index))
+                if plan.private else None, verbose=self.verbose,
+                description=description or f"GAP {stage}",
                 on_epoch=best)
         return (best.restore(result.module) if best else result.module).cpu(), result.history
 

@@ -118,10 +118,10 @@ class RGNNClassifier(BaseDPClassifier):
 
     def __init__(self, *, epsilon_per_feature=1.0, epsilon_labels=3.0, classes=None,
                  n_sampled_features=10, feature_group_size=None, feature_range=(-1.5, 1.5),
-                 feature_hops="auto", label_hops="auto", n_clusters=16, llp_weight=0.1, backbone="sage",
-                 hidden_dim=16, layers=2, dropout=0.5, epochs=100, lr=0.01, max_grad_norm=None,
-                 validation_fraction=0.0, randomize=True, random_state=None, device="auto",
-                 verbose=False):
+                 feature_hops="auto", label_hops="auto", n_clusters=16, llp_weight=0.1,
+                 backbone="sage", hidden_dim=16, layers=2, dropout=0.5, epochs=100, lr=0.01,
+                 max_grad_norm=None, validation_fraction=0.0, randomize=True,
+                 random_state=None, device="auto", verbose=False):
         self.epsilon_per_feature, self.epsilon_labels = epsilon_per_feature, epsilon_labels
         self.classes, self.n_sampled_features = classes, n_sampled_features
         self.feature_group_size, self.feature_range = feature_group_size, feature_range

@@ -1,7 +1,7 @@
 """Torch modules built from layers that Opacus supports."""
 
 from skdpgraph.nn._dense import DenseSubgraphConv, DenseSubgraphGNN, normalize_dense_adjacency
-from skdpgraph.nn._gap import GAPClassificationModule, GAPEncoder
+from skdpgraph.nn._gap import GAPClassificationModule, GAPEncoder, ProgressiveStage
 from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.nn._gnn import BACKBONES, GNN
 from skdpgraph.nn._llp import llp_loss, train_llp_gnn
@@ -16,5 +16,5 @@ __all__ = [
     "normalize_dense_adjacency",
 ]
 __all__ += ["BACKBONES", "GNN", "llp_loss", "train_llp_gnn"]
-__all__ += ["GAPClassificationModule", "GAPEncoder"]
+__all__ += ["GAPClassificationModule", "GAPEncoder", "ProgressiveStage"]
 __all__ += ["encode_nodes", "logits_from_sums", "root_cross_entropy", "root_logits"]

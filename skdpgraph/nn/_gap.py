@@ -16,7 +16,8 @@ import numpy as np
 from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.privacy._aggregation import row_normalize
 
-__all__ = ["BestEpoch", "GAPEncoder", "GAPClassificationModule", "embed_nodes", "hop_inputs"]
+__all__ = ["BestEpoch", "GAPEncoder", "GAPClassificationModule", "ProgressiveStage", "embed_nodes",
+           "hop_inputs"]
 
 _COMBINE = ("cat", "sum", "max")
 _CHUNK = 65536  # rows embedded at a time: bounds memory on wide sparse features
@@ -121,6 +122,52 @@ class GAPClassificationModule(nn.Module):
         else:
             h = torch.stack(hops, dim=0).max(dim=0).values
         return self.head(self.dropout(self.activation(h)))
+
+
+class ProgressiveStage(nn.Module):
+    """One ProGAP stage after the first: GAP's multi-part combination, an embedding, a head.
+
+    The input holds ``parts`` rows per node: the node's own first-stage embedding and the
+    noisy aggregations released by the stages before. :meth:`embed` (the combination,
+    with its ``hidden_dim`` outputs activated) is what the next stage aggregates;
+    ``forward`` adds a linear head.
+
+    Parameters
+    ----------
+    hidden_dim, num_classes : int
+    parts : int
+        Rows per node in the input (stage ``i`` reads ``i + 1``).
+    combine, activation : str, default="cat", "selu"
+    dropout : float, default=0.0
+
+    Shapes
+    ------
+    x : Tensor of shape (batch, parts, hidden_dim) -> ``embed``: (batch, hidden_dim);
+    ``forward``: (batch, num_classes) logits.
+
+    Examples
+    --------
+    >>> import torch
+    >>> stage = ProgressiveStage(8, 3, parts=2)
+    >>> stage.embed(torch.zeros(4, 2, 8)).shape, stage(torch.zeros(4, 2, 8)).shape
+    (torch.Size([4, 8]), torch.Size([4, 3]))
+    """
+
+    def __init__(self, hidden_dim: int, num_classes: int, *, parts: int, combine: str = "cat",
+                 activation: str = "selu", dropout: float = 0.0) -> None:
+        super().__init__()
+        self.mix = GAPClassificationModule(hidden_dim, hidden_dim, hops=parts - 1,
+                                           combine=combine, activation=activation,
+                                           dropout=dropout)
+        self.activation = make_activation(activation)
+        self.dropout = nn.Dropout(dropout)
+        self.head = nn.Linear(hidden_dim, num_classes)
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        return self.activation(self.mix(x))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.dropout(self.embed(x)))
 
 
 def embed_nodes(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Tensor:

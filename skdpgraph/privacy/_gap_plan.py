@@ -18,11 +18,14 @@ References
 ----------
 .. [SSBG23] Sajadmanesh, Shamsabadi, Bellet, Gatica-Perez. "GAP: Differentially Private
    Graph Neural Networks with Aggregation Perturbation", USENIX Security 2023.
+.. [SG24] Sajadmanesh, Gatica-Perez. "ProGAP: Progressive Graph Neural Networks with
+   Differential Privacy Guarantees", WSDM 2024.
 .. [DRS22] Dong, Roth, Su. "Gaussian Differential Privacy", JRSS-B 2022.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -67,6 +70,11 @@ class GAPPlan:
     max_in_degree : int or None
         Node level: in-degree bound D_in; None leaves in-degree unbounded (and each
         node's own aggregation rows uncovered).
+    progressive : bool, default=False
+        ProGAP ([SG24]_): K + 1 stages, each trained on the noisy aggregations released so
+        far, each of the first K aggregating its own embedding once. ``encoder`` is then
+        the run of each of those K stages and ``classifier`` the run of the last one;
+        the K one-hop Gaussians compose exactly as GAP's K hops.
     """
 
     privacy_level: str
@@ -77,6 +85,7 @@ class GAPPlan:
     classifier: DPSGDPlan
     max_degree: int | None = None
     max_in_degree: int | None = None
+    progressive: bool = False
 
     # ------------------------------------------------------------------ mechanism
     @property
@@ -108,6 +117,31 @@ class GAPPlan:
         """
         return not (self.private and self.node_level and self.max_in_degree is None)
 
+    def bounded(self, adjacency: sp.spmatrix, streams: Any) -> sp.spmatrix:
+        """The adjacency that a release aggregates over: degree-bounded at node level.
+
+        The kept edges come from a fresh ``"degree"`` stream of ``streams``; one release
+        bounds once and uses the result for all its hops (or stages).
+        """
+        if not self.node_level:
+            return adjacency
+        degree = streams.numpy("degree")
+        adjacency = bound_out_degree(adjacency, self.max_degree, degree)
+        if self.max_in_degree is not None:
+            adjacency = bound_in_degree(adjacency, self.max_in_degree, degree)
+        return adjacency
+
+    def aggregate_once(self, adjacency: sp.spmatrix, embeddings: torch.Tensor,
+                       noise: torch.Generator | None) -> torch.Tensor:
+        """One noisy hop on an already :meth:`bounded` adjacency (a progressive stage).
+
+        Returns a Tensor of shape (n, d): row-normalised noisy sums of the row-normalised
+        ``embeddings``, with noise std :attr:`noise_std` from ``noise``.
+        """
+        with torch.no_grad():
+            return private_multi_hop_aggregation(adjacency, embeddings, 1, self.noise_std,
+                                                 noise)[:, 0]
+
     def aggregate(self, adjacency: sp.spmatrix, embeddings: torch.Tensor,
                   streams: Any) -> torch.Tensor:
         """One PMA release as planned: degree bounding (node level), then K noisy hops.
@@ -126,14 +160,12 @@ class GAPPlan:
         -------
         Tensor of shape (n, K, d), on the device of ``embeddings``.
         """
-        if self.node_level:
-            degree = streams.numpy("degree")
-            adjacency = bound_out_degree(adjacency, self.max_degree, degree)
-            if self.max_in_degree is not None:
-                adjacency = bound_in_degree(adjacency, self.max_in_degree, degree)
+        if self.progressive:
+            raise ValueError("GAPPlan.aggregate: a progressive plan aggregates stage by stage "
+                             "(bounded, then aggregate_once per stage).")
         with torch.no_grad():
             return private_multi_hop_aggregation(
-                adjacency, embeddings, self.hops, self.noise_std,
+                self.bounded(adjacency, streams), embeddings, self.hops, self.noise_std,
                 streams.torch("noise", embeddings.device))
 
     # ------------------------------------------------------------------ accounting
@@ -145,23 +177,38 @@ class GAPPlan:
         return (encoder, compute_rdp(gaussian_event(self.noise_multiplier, self.hops)),
                 encoder if same else compute_rdp(self.classifier.dp_event(1)))
 
-    def running_epsilon(self, delta: float, stage: str, steps: int) -> float:
+    @property
+    def encoder_runs(self) -> int:
+        """How many runs of the ``encoder`` plan a fit makes: 1, or K if progressive."""
+        return self.hops if self.progressive else 1
+
+    def running_epsilon(self, delta: float, stage: str, steps: int, *, index: int = 0) -> float:
         """Epsilon spent after ``steps`` steps of ``stage`` ("encoder" or "classifier").
 
-        Edge level: 0 during the encoder (it reads no edge), the PMA's epsilon during the
-        classifier. Node level: the RDP composition of everything run so far.
+        ``index`` numbers the encoder runs of a progressive plan (0..K-1); run ``i``
+        starts after ``i`` runs and ``i`` one-hop aggregations. Edge level: the epsilon
+        of the aggregations released so far (0 before the first). Node level: the RDP
+        composition of everything run so far.
         """
         if stage not in _STAGES:
             raise ValueError(f"GAPPlan.running_epsilon: stage must be one of {_STAGES}; "
                              f"got {stage!r}.")
+        if not 0 <= index < self.encoder_runs:
+            raise ValueError(f"GAPPlan.running_epsilon: index must be in [0, "
+                             f"{self.encoder_runs}); got {index}.")
         if not self.private:
             return math.inf
+        done_runs, hops = ((index, index) if stage == "encoder" else
+                           (self.encoder_runs, self.hops))
         if not self.node_level:
-            return 0.0 if stage == "encoder" else self.release_epsilon(delta)
+            return 0.0 if hops == 0 else gaussian_epsilon(self.noise_multiplier, delta,
+                                                          count=hops)
         encoder, pma, classifier = self._curves
-        if stage == "encoder":
-            return 0.0 if steps == 0 else epsilon_from_rdp(steps * encoder, delta)
-        return epsilon_from_rdp(self.encoder.steps * encoder + pma + steps * classifier, delta)
+        rdp = (done_runs * self.encoder.steps + (steps if stage == "encoder" else 0)) * encoder
+        rdp = rdp + pma * (hops / self.hops)  # the RDP of Gaussians adds up, hop by hop
+        if stage == "classifier":
+            rdp = rdp + steps * classifier
+        return 0.0 if not np.any(rdp) else epsilon_from_rdp(rdp, delta)
 
     def epsilon(self, delta: float) -> float:
         """Epsilon of the whole fit at ``delta`` (``inf`` if not private)."""
@@ -178,7 +225,9 @@ class GAPPlan:
         if not self.private:
             return None
         if self.node_level:
-            return gap_node_event(self.noise_multiplier, self.hops, self.encoder, self.classifier)
+            encoder = dataclasses.replace(self.encoder,
+                                          steps=self.encoder_runs * self.encoder.steps)
+            return gap_node_event(self.noise_multiplier, self.hops, encoder, self.classifier)
         return gaussian_event(self.noise_multiplier, self.hops)
 
     @property
@@ -189,6 +238,9 @@ class GAPPlan:
     def accountant(self) -> str:
         if not self.private:
             return "none"
+        if self.node_level and self.progressive:
+            return ("dp-accounting RDP: K+1 stage DP-SGD runs (Poisson, add/remove) + K "
+                    "one-hop Gaussians, one sigma; Balle et al. 2020 conversion")
         if self.node_level:
             return ("dp-accounting RDP: encoder DP-SGD (Poisson, add/remove) + K Gaussians + "
                     "classifier DP-SGD, one sigma; Balle et al. 2020 conversion")
@@ -201,6 +253,9 @@ class GAPPlan:
             return NON_PRIVATE_NOTE
         pma = (f"PMA: {self.hops} hops of sum aggregation over in-neighbours, each + Gaussian "
                f"noise of std sigma*Delta = {self.noise_multiplier:.4g}*{self.sensitivity:.4g}")
+        if self.progressive:
+            pma = (f"ProGAP: {self.hops + 1} progressive stages; " + pma.replace(
+                "hops of", "one-hop aggregations (one per stage, of that stage's embedding) of"))
         if self.node_level:
             return (f"encoder {self.encoder.mechanism}; {pma}; classifier "
                     f"{self.classifier.mechanism}; one sigma={self.noise_multiplier:.4g}")
@@ -288,7 +343,8 @@ class GAPPlan:
 def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, directed: bool,
              num_examples: int, batch_size: int, epochs: int, encoder_epochs: int,
              max_grad_norm: float, max_degree: int | None = None,
-             max_in_degree: int | None = None, context: str = "GAP") -> GAPPlan:
+             max_in_degree: int | None = None, progressive: bool = False,
+             context: str = "GAP") -> GAPPlan:
     """Plan a GAP fit, calibrating one noise multiplier to ``(epsilon, delta)``.
 
     Edge level: sigma is the smallest multiplier for which K Gaussians are
@@ -321,7 +377,8 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
             noise_multiplier=sigma if node else None) for stage in _STAGES}
         return GAPPlan(privacy_level, int(hops), bool(directed), sigma, runs["encoder"],
                        runs["classifier"], max_degree=max_degree if node else None,
-                       max_in_degree=max_in_degree if node else None)
+                       max_in_degree=max_in_degree if node else None,
+                       progressive=bool(progressive))
 
     if math.isinf(epsilon):
         return make(None)

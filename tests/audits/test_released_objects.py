@@ -47,7 +47,8 @@ from tests._fast_estimators import FAST, make
 #: The six estimators of issue 11 (FDP's private inference is audited in items 3 and 4).
 ALL = [name for name in FAST if name != "FDP-private"]
 #: Estimators that make noisy releases after fit (through ``BaseDPClassifier._release``).
-RELEASING = ["GAP-edge", "GAP-node", "FDP-private", "RGNN"]
+RELEASING = ["GAP-edge", "GAP-node", "ProGAP-edge", "ProGAP-node", "FDP-private",
+             "RGNN"]
 #: A fixed seed (the dangerous case: every stream is a function of it) and None; the full
 #: audits (``-m audit``) repeat the release audits with more seeds.
 RANDOM_STATES = [pytest.param(0, id="seed0"), pytest.param(None, id="none")]
@@ -93,6 +94,7 @@ def _same_weights(a: dict, b: dict) -> bool:
 POISSON_LINEAR = {
     "DPMLP": dict(hidden_dim=64),
     "GAP-node": dict(hidden_dim=64, hops=1, encoder_epochs=1, max_degree=10),
+    "ProGAP-node": dict(hidden_dim=64, hops=1, encoder_epochs=1, max_degree=10),
 }
 _ATTACK_NODES, _ATTACK_FEATURES, _ATTACK_BATCH = 2000, 32, 640  # q = 0.32
 #: Allowed excess accuracy over chance; the test checks it is >= 4 binomial standard errors.
@@ -443,6 +445,8 @@ def _released_rows(est, graph: Graph) -> np.ndarray:
 NOISE_REUSE = {
     "GAP-edge": dict(change="edge", reach=2, params={}),
     "GAP-node": dict(change="edge", reach=3, params={}),
+    "ProGAP-edge": dict(change="edge", reach=2, params=dict(hops=1)),
+    "ProGAP-node": dict(change="edge", reach=3, params=dict(hops=1)),
     "FDP-private": dict(change="node", reach=2, params={}),
     "RGNN": dict(change="node", reach=2, params=dict(feature_hops=1, label_hops=1)),
 }
@@ -547,7 +551,7 @@ def _caught_by(name: str, variant: str) -> set[str]:
     (its predict on D is a release too), and RGNN's fit drew its release of D first from
     the "clients" purpose, so training's streams replay it exactly."""
     pairs = {"release vs release", "two unpickled copies"}
-    if name == "GAP-node" or (name == "RGNN" and variant == "training"):
+    if name in ("GAP-node", "ProGAP-node") or (name == "RGNN" and variant == "training"):
         pairs.add("fit vs release")
     return pairs
 

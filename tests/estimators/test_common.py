@@ -15,6 +15,8 @@ FAST_ESTIMATORS = [
     skdpgraph.DPMLPClassifier(epsilon=8.0, epochs=3, batch_size=32, random_state=0),
     skdpgraph.GAPClassifier(epsilon=8.0, epochs=5, encoder_epochs=5, hidden_dim=8,
                             random_state=0),
+    skdpgraph.ProGAPClassifier(epsilon=8.0, epochs=5, encoder_epochs=5, hidden_dim=8,
+                               random_state=0),
     # noise_multiplier given: dp-accounting's without-replacement RDP takes ~0.5 s per
     # evaluation, so calibrating in each of the ~55 checks would take minutes.
     skdpgraph.DRWClassifier(epsilon=8.0, epochs=3, batch_size=16, hidden_dim=16,
@@ -31,10 +33,11 @@ _GAP_NEW_RELEASE = (
     "predict on an array builds a new (edgeless) graph, so GAP runs a fresh noisy PMA release "
     "on it (recorded in privacy_); different arrays get different noise by design"
 )
-EXPECTED_FAILED_CHECKS["GAPClassifier"] = {
-    "check_methods_sample_order_invariance": _GAP_NEW_RELEASE,
-    "check_methods_subset_invariance": _GAP_NEW_RELEASE,
-}
+for _name in ("GAPClassifier", "ProGAPClassifier"):
+    EXPECTED_FAILED_CHECKS[_name] = {
+        "check_methods_sample_order_invariance": _GAP_NEW_RELEASE,
+        "check_methods_subset_invariance": _GAP_NEW_RELEASE,
+    }
 
 _RGNN_NEW_REPORTS = (
     "predict on an array builds a new (edgeless) graph whose clients RGNN simulates: a new "
@@ -52,7 +55,7 @@ _NEW_RELEASE_AFTER_LOADING = (
     "but content fingerprints identify private data and are never pickled, so after loading "
     "the rebuilt graph is a new release with fresh noise, recorded in privacy_.releases"
 )
-for _name in ("GAPClassifier", "RGNNClassifier"):
+for _name in ("GAPClassifier", "ProGAPClassifier", "RGNNClassifier"):
     EXPECTED_FAILED_CHECKS[_name].update({
         "check_estimators_pickle": _NEW_RELEASE_AFTER_LOADING,
         "check_estimators_pickle(readonly_memmap=True)": _NEW_RELEASE_AFTER_LOADING,

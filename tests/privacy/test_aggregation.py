@@ -245,3 +245,57 @@ def test_gap_plan_aggregate_bounds_degrees_and_draws_noise_of_the_planned_std(ma
                                              streams.torch("noise"))
     torch.testing.assert_close(out, expected)
     assert plan.noise_std == pytest.approx(plan.noise_multiplier * plan.sensitivity)
+
+
+# ---------------------------------------------------------------- ProGAP (progressive plan)
+def test_progressive_node_plan_composes_k_plus_one_runs_and_k_one_hop_gaussians():
+    from skdpgraph.privacy import check_plan
+
+    plan = _gap_plan(progressive=True, hops=3)
+    assert plan.encoder_runs == 3
+    spent = check_plan(plan, 4.0, 1e-5, context="test")
+    assert 0.99 * 4.0 <= spent <= 4.0
+    # Independently: 3 stage runs of 20 steps, the last stage's 30 steps, 3 Gaussians.
+    sigma, orders = plan.noise_multiplier, np.arange(2, 128, dtype=float)
+    by_hand = (opacus_rdp(q=0.1, noise_multiplier=sigma, steps=3 * 20 + 30, orders=orders)
+               + 3 * orders / (2 * sigma**2))
+    eps_by_hand, _ = get_privacy_spent(orders=orders, rdp=by_hand, delta=1e-5)
+    assert spent <= eps_by_hand * (1 + 1e-6) and spent == pytest.approx(eps_by_hand, rel=0.05)
+    # The same budget buys GAP (one encoder run) less noise than ProGAP (three).
+    assert _gap_plan(hops=3).noise_multiplier < sigma
+    # Running epsilon: stage i starts after i runs and i aggregations; it only grows.
+    running = [plan.running_epsilon(1e-5, "encoder", t, index=i)
+               for i in range(3) for t in (0, 10, 20)]
+    running += [plan.running_epsilon(1e-5, "classifier", t) for t in (0, 15, 30)]
+    assert running == sorted(running) and running[0] == 0.0
+    assert running[-1] == pytest.approx(spent, rel=1e-12)
+    sigma_only = get_privacy_spent(orders=orders, rdp=opacus_rdp(
+        q=0.1, noise_multiplier=sigma, steps=20 + 10, orders=orders) + orders / (2 * sigma**2),
+        delta=1e-5)[0]
+    assert running[4] == pytest.approx(sigma_only, rel=0.05)  # stage 1 after 10 steps
+    with pytest.raises(ValueError, match="index"):
+        plan.running_epsilon(1e-5, "encoder", 0, index=3)
+    with pytest.raises(ValueError, match="progressive"):
+        plan.aggregate(sp.csr_matrix((4, 4)), torch.ones(4, 2), None)
+
+
+def test_progressive_edge_plan_costs_what_gap_costs():
+    from scipy.stats import norm
+
+    from skdpgraph.privacy._gaussian import gaussian_epsilon
+
+    gap = _gap_plan(privacy_level="edge", batch_size=500, hops=3)
+    progap = _gap_plan(privacy_level="edge", batch_size=500, hops=3, progressive=True)
+    assert progap.noise_multiplier == gap.noise_multiplier
+    assert progap.epsilon(1e-5) == pytest.approx(4.0, rel=1e-6)
+    # Three one-hop Gaussians at sigma = one Gaussian at sigma / sqrt(3) (sensitivity 1):
+    # the analytic curve of Balle & Wang (2018), written out here.
+    mu = np.sqrt(3) / progap.noise_multiplier
+    eps = progap.epsilon(1e-5)
+    delta = norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+    assert delta == pytest.approx(1e-5, rel=1e-4)
+    assert [progap.running_epsilon(1e-5, "encoder", 5, index=i) for i in range(3)] == [
+        0.0, *(pytest.approx(gaussian_epsilon(progap.noise_multiplier, 1e-5, count=i))
+               for i in (1, 2))]
+    bounded = progap.bounded(sp.csr_matrix(np.ones((3, 3))), None)  # edge level: unchanged
+    assert (bounded != sp.csr_matrix(np.ones((3, 3)))).nnz == 0
