@@ -2,6 +2,7 @@
 
 from skdpgraph.estimators import (
     DPMLPClassifier,
+    DPNodeClassifier,
     DRWClassifier,
     FDPClassifier,
     GAPClassifier,
@@ -15,6 +16,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DPMLPClassifier",
+    "DPNodeClassifier",
     "DRWClassifier",
     "FDPClassifier",
     "GAPClassifier",

@@ -3,6 +3,7 @@
 from skdpgraph.estimators._dpmlp import DPMLPClassifier
 from skdpgraph.estimators._drw import DRWClassifier
 from skdpgraph.estimators._fdp import FDPClassifier
+from skdpgraph.estimators._front_door import DPNodeClassifier
 from skdpgraph.estimators._gap import GAPClassifier
 from skdpgraph.estimators._progap import ProGAPClassifier
 from skdpgraph.estimators._rgnn import RGNNClassifier
@@ -10,6 +11,7 @@ from skdpgraph.estimators._rgnn import RGNNClassifier
 __all__ = [
     "DEMO_ESTIMATORS",
     "DPMLPClassifier",
+    "DPNodeClassifier",
     "DRWClassifier",
     "FDPClassifier",
     "GAPClassifier",

@@ -45,6 +45,9 @@ class PrivacyReport:
     releases : tuple of dict
         Noisy releases made after ``fit`` (e.g. a fresh aggregation for predictions on
         another graph), each with its ``kind``, ``epsilon`` and ``delta``.
+    choice : str
+        Set by :class:`~skdpgraph.DPNodeClassifier`: which estimator it chose for the
+        unit and budget, and the benchmark that supports the choice. Empty otherwise.
 
     Notes
     -----
@@ -67,6 +70,7 @@ class PrivacyReport:
     not_covered: tuple[str, ...] = ()
     dp_event: Any = field(default=None, repr=False, compare=False)
     releases: tuple[dict, ...] = ()
+    choice: str = ""
 
     @property
     def total_epsilon(self) -> float:
