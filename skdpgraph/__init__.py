@@ -1,25 +1,19 @@
-"""skdpgraph: differentially private graph neural networks with a scikit-learn API."""
+"""skdpgraph: differentially private graph neural networks with a scikit-learn API.
 
-from skdpgraph.estimators import (
-    DPMLPClassifier,
-    DRWClassifier,
-    FDPClassifier,
-    GAPClassifier,
-    RGNNClassifier,
-)
-from skdpgraph.graph import Graph, Nodes
-from skdpgraph.privacy import PrivacyBudgetError, PrivacyReport
+Public names load on first use (see ``skdpgraph._lazy``), so ``import skdpgraph`` does not
+import torch or scikit-learn.
+"""
+
+from skdpgraph._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "DPMLPClassifier",
-    "DRWClassifier",
-    "FDPClassifier",
-    "GAPClassifier",
-    "Graph",
-    "Nodes",
-    "PrivacyBudgetError",
-    "PrivacyReport",
-    "RGNNClassifier",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "estimators": ["DPMLPClassifier", "DRWClassifier", "FDPClassifier", "GAPClassifier",
+                   "RGNNClassifier"],
+    "graph": ["Graph", "Nodes"],
+    "privacy": ["PrivacyBudgetError", "PrivacyReport"],
+    "_exceptions": ["GraphDroppedWarning"],
+    "_pipeline": ["make_graph_pipeline"],
+}, submodules=["datasets", "estimators", "graph", "model_selection", "nn", "preprocessing",
+               "privacy", "sampling", "training"])
