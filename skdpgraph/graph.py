@@ -324,7 +324,9 @@ class Graph:
         """Build a graph from a networkx (Di)Graph.
 
         Nodes are numbered in ``G.nodes`` order. Features come from ``x`` (rows in that
-        order) or, if None, from the node attribute ``feature_key``.
+        order) or, if None, from the node attribute ``feature_key``. Only ``G.nodes``,
+        ``G.edges()`` and ``G.is_directed()`` are used, so skdpgraph does not depend on
+        networkx (``pip install skdpgraph[networkx]`` installs it).
         """
         order = list(G.nodes)
         position = {node: i for i, node in enumerate(order)}

@@ -66,6 +66,22 @@ def test_converters_agree():
         np.testing.assert_array_equal(other.features(), reference.features())
 
 
+def test_from_networkx_needs_only_the_graph_interface():
+    """networkx is optional: any object with ``nodes``, ``edges()``, ``is_directed()`` works."""
+    class Table:
+        nodes = {"a": {"x": [1.0]}, "b": {"x": [2.0]}, "c": {"x": [3.0]}}
+
+        def edges(self):
+            return [("a", "b"), ("b", "c")]
+
+        def is_directed(self):
+            return True
+
+    g = Graph.from_networkx(Table())
+    assert g.directed and g.edge_index.tolist() == [[0, 1], [1, 2]]
+    assert g.features().ravel().tolist() == [1.0, 2.0, 3.0]
+
+
 @pytest.mark.parametrize("edge_index, x, match", [
     ([[0, 1], [1, 4]], X, "edge_index has node id 4 but num_nodes is 4"),
     ([[0, -1], [1, 2]], X, "edge_index has node id -1"),
