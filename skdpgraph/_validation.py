@@ -115,7 +115,7 @@ def check_nodes(X: Any, name: str) -> Nodes:
     return Graph(np.zeros((2, 0), dtype=np.int64), X).nodes()
 
 
-def _warn_graph_dropped(estimator: Any, X: Any, method: str) -> None:
+def _warn_graph_dropped(estimator: Any, X: Any, method: str, stacklevel: int) -> None:
     """Warn when an estimator that uses edges (class flag ``_uses_edges``) gets a plain array.
 
     The array becomes a graph without edges; inside a ``Pipeline`` this is what a tabular
@@ -131,7 +131,7 @@ def _warn_graph_dropped(estimator: Any, X: Any, method: str) -> None:
         "skdpgraph.preprocessing.NodeFeatureTransformer, or build the pipeline with "
         "skdpgraph.make_graph_pipeline. To train on the features alone, pass "
         "Graph(np.zeros((2, 0)), X).nodes() or use DPMLPClassifier.",
-        GraphDroppedWarning, stacklevel=4)
+        GraphDroppedWarning, stacklevel=stacklevel)
 
 
 def _refuse_text(X: Any, name: str) -> None:
@@ -200,7 +200,7 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
     else:
         given = X
         X, y = _check_array_input(estimator, X, y, reset=True)
-        _warn_graph_dropped(estimator, given, "fit")
+        _warn_graph_dropped(estimator, given, "fit", stacklevel=5)  # the caller of fit
         nodes = check_nodes(X, name)
     y = column_or_1d(y, warn=True)
     check_consistent_length(nodes, y)
@@ -274,7 +274,7 @@ def check_predict_nodes(estimator: Any, X: Any) -> Nodes:
     _reject_pyg(X, name)
     if not isinstance(X, (Nodes, Graph)):
         given, X = X, _check_array_input(estimator, X, reset=False)[0]
-        _warn_graph_dropped(estimator, given, "predict")
+        _warn_graph_dropped(estimator, given, "predict", stacklevel=4)
     nodes = check_nodes(X, name)
     if nodes.graph.num_features != estimator.n_features_in_:
         raise ValueError(
