@@ -1,29 +1,19 @@
-"""skdpgraph: differentially private graph neural networks with a scikit-learn API."""
+"""skdpgraph: differentially private graph neural networks with a scikit-learn API.
 
-from skdpgraph.estimators import (
-    DPMLPClassifier,
-    DPNodeClassifier,
-    DRWClassifier,
-    FDPClassifier,
-    GAPClassifier,
-    ProGAPClassifier,
-    RGNNClassifier,
-)
-from skdpgraph.graph import Graph, Nodes
-from skdpgraph.privacy import PrivacyBudgetError, PrivacyReport
+Public names load on first use (see ``skdpgraph._lazy``), so ``import skdpgraph`` does not
+import torch or scikit-learn.
+"""
+
+from skdpgraph._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "DPMLPClassifier",
-    "DPNodeClassifier",
-    "DRWClassifier",
-    "FDPClassifier",
-    "GAPClassifier",
-    "Graph",
-    "Nodes",
-    "PrivacyBudgetError",
-    "PrivacyReport",
-    "ProGAPClassifier",
-    "RGNNClassifier",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "estimators": ["DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "FDPClassifier",
+                   "GAPClassifier", "ProGAPClassifier", "RGNNClassifier"],
+    "graph": ["Graph", "Nodes"],
+    "privacy": ["PrivacyBudgetError", "PrivacyReport"],
+    "_exceptions": ["GraphDroppedWarning"],
+    "_pipeline": ["make_graph_pipeline"],
+}, submodules=["datasets", "estimators", "graph", "model_selection", "nn", "preprocessing",
+               "privacy", "sampling", "training"])

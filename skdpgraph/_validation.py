@@ -5,6 +5,7 @@ This is the only module that imports scikit-learn's private validation helpers.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
@@ -17,6 +18,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
 
+from skdpgraph._exceptions import GraphDroppedWarning
 from skdpgraph.graph import Graph, Nodes
 
 __all__ = [
@@ -113,6 +115,25 @@ def check_nodes(X: Any, name: str) -> Nodes:
     return Graph(np.zeros((2, 0), dtype=np.int64), X).nodes()
 
 
+def _warn_graph_dropped(estimator: Any, X: Any, method: str, stacklevel: int) -> None:
+    """Warn when an estimator that uses edges (class flag ``_uses_edges``) gets a plain array.
+
+    The array becomes a graph without edges; inside a ``Pipeline`` this is what a tabular
+    transformer before the estimator silently does to the graph.
+    """
+    if not getattr(estimator, "_uses_edges", False):
+        return
+    name = type(estimator).__name__
+    warnings.warn(
+        f"{name}.{method} received a plain {type(X).__name__}, not skdpgraph Nodes: it is read "
+        f"as a graph without edges, so {name} cannot use any neighbour. A scikit-learn "
+        "transformer before it in a Pipeline is the usual cause: wrap it in "
+        "skdpgraph.preprocessing.NodeFeatureTransformer, or build the pipeline with "
+        "skdpgraph.make_graph_pipeline. To train on the features alone, pass "
+        "Graph(np.zeros((2, 0)), X).nodes() or use DPMLPClassifier.",
+        GraphDroppedWarning, stacklevel=stacklevel)
+
+
 def _refuse_text(X: Any, name: str) -> None:
     """Name the first text entry of ``X`` that is not a number (scikit-learn's messages
     name neither the input nor where the value is)."""
@@ -177,7 +198,9 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
             raise ValueError(f"{name}.fit: X has 0 feature columns (shape {nodes.graph.x.shape}); "
                              "at least 1 is required.")
     else:
+        given = X
         X, y = _check_array_input(estimator, X, y, reset=True)
+        _warn_graph_dropped(estimator, given, "fit", stacklevel=5)  # the caller of fit
         nodes = check_nodes(X, name)
     y = column_or_1d(y, warn=True)
     check_consistent_length(nodes, y)
@@ -250,7 +273,8 @@ def check_predict_nodes(estimator: Any, X: Any) -> Nodes:
     name = type(estimator).__name__
     _reject_pyg(X, name)
     if not isinstance(X, (Nodes, Graph)):
-        X = _check_array_input(estimator, X, reset=False)[0]
+        given, X = X, _check_array_input(estimator, X, reset=False)[0]
+        _warn_graph_dropped(estimator, given, "predict", stacklevel=4)
     nodes = check_nodes(X, name)
     if nodes.graph.num_features != estimator.n_features_in_:
         raise ValueError(

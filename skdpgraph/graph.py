@@ -324,7 +324,9 @@ class Graph:
         """Build a graph from a networkx (Di)Graph.
 
         Nodes are numbered in ``G.nodes`` order. Features come from ``x`` (rows in that
-        order) or, if None, from the node attribute ``feature_key``.
+        order) or, if None, from the node attribute ``feature_key``. Only ``G.nodes``,
+        ``G.edges()`` and ``G.is_directed()`` are used, so skdpgraph does not depend on
+        networkx (``pip install skdpgraph[networkx]`` installs it).
         """
         order = list(G.nodes)
         position = {node: i for i, node in enumerate(order)}
@@ -342,8 +344,9 @@ class Graph:
 
     @classmethod
     def from_pandas(cls, nodes: Any, edges: Any, *, id_column: str = "id",
-                    feature_columns: list[str] | None = None, source_column: str = "source",
-                    target_column: str = "target", directed: bool = False) -> Graph:
+                    feature_columns: list[str] | None = None, label_column: str | None = None,
+                    source_column: str = "source", target_column: str = "target",
+                    directed: bool = False) -> Graph | tuple[Graph, np.ndarray]:
         """Build a graph from a node table and an edge table.
 
         Parameters
@@ -352,50 +355,52 @@ class Graph:
             One row per node, in the order the graph numbers them. ``id_column`` holds the
             ids that the edge table refers to.
         edges : pandas.DataFrame
-            One row per edge with ``source_column`` and ``target_column``.
+            One row per edge with ``source_column`` and ``target_column``; it may have no
+            rows.
+        id_column : str, default="id"
+            The node ids; never a feature.
         feature_columns : list of str, default=None
-            Feature columns; all numeric columns other than the id by default.
-        """
-        from pandas.api.types import is_numeric_dtype
+            The feature columns. By default every column but the id and the label; a column
+            named like labels (``label``, ``y``, ``target``, ``class``...) is then refused
+            rather than silently taken as a feature. Text that is not a number is refused
+            with its row.
+        label_column : str, default=None
+            The label column, never a feature. When given, the labels are returned too
+            (missing labels stay missing: select the labelled nodes before ``fit``).
+        source_column, target_column : str, default="source", "target"
+            The edge table's endpoint columns.
+        directed : bool, default=False
+            As for :class:`Graph`.
 
-        for column in (id_column,):
-            if column not in nodes.columns:
-                raise ValueError(f"Graph.from_pandas: node table has no column {column!r} "
-                                 f"(columns: {list(nodes.columns)}).")
-        for column in (source_column, target_column):
-            if column not in edges.columns:
-                raise ValueError(f"Graph.from_pandas: edge table has no column {column!r} "
-                                 f"(columns: {list(edges.columns)}).")
-        if feature_columns is None:
-            feature_columns = [c for c in nodes.columns if c != id_column
-                               and is_numeric_dtype(nodes[c].dtype)]
-        for column in feature_columns:
-            if column not in nodes.columns:
-                raise ValueError(f"Graph.from_pandas: node table has no feature column {column!r}.")
-            if not is_numeric_dtype(nodes[column].dtype):
-                values = nodes[column].astype(str)
-                bad = int(np.flatnonzero(~values.str.match(r"^\s*[-+0-9.eE]+\s*$").to_numpy())[0])
-                raise ValueError(
-                    f"Graph.from_pandas: feature column {column!r} is not numeric "
-                    f"(row {bad} holds {nodes[column].iloc[bad]!r})."
-                )
-        ids = nodes[id_column].to_numpy()
-        if len(np.unique(ids)) != len(ids):
-            raise ValueError(f"Graph.from_pandas: column {id_column!r} has duplicate node ids.")
-        position = {node_id: i for i, node_id in enumerate(ids.tolist())}
-        columns = []
-        for column in (source_column, target_column):
-            values = edges[column].tolist()
-            unknown = [i for i, value in enumerate(values) if value not in position]
-            if unknown:
-                raise ValueError(
-                    f"Graph.from_pandas: edge row {unknown[0]} has {column} "
-                    f"{values[unknown[0]]!r}, which is not an id in the node table."
-                )
-            columns.append([position[value] for value in values])
-        x = nodes[feature_columns].to_numpy(dtype=np.float32)
-        return cls(np.array(columns, dtype=np.int64).reshape(2, -1), x,
-                   num_nodes=len(ids), directed=directed)
+        Returns
+        -------
+        graph : Graph
+            The graph, alone when ``label_column`` is None.
+        labels : ndarray of shape (num_nodes,)
+            Only when ``label_column`` is given: a copy of that column.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> nodes = pd.DataFrame({"id": ["a", "b", "c"], "f": [0.5, 1.0, 2.0],
+        ...                       "label": [0, 1, 0]})
+        >>> edges = pd.DataFrame({"source": ["a", "b"], "target": ["b", "c"]})
+        >>> graph, y = Graph.from_pandas(nodes, edges, label_column="label")
+        >>> graph.num_features, y.tolist()
+        (1, [0, 1, 0])
+        >>> Graph.from_pandas(nodes, edges)
+        Traceback (most recent call last):
+        ...
+        ValueError: Graph.from_pandas: column 'label' looks like labels, ...
+        """
+        from skdpgraph import _graph_tables as tables
+
+        ids = tables.node_ids(nodes, id_column)
+        labels = None if label_column is None else tables.labels_of(nodes, label_column)
+        x = tables.feature_matrix(nodes, feature_columns, id_column, label_column)
+        edge_index = tables.edge_index_from_table(edges, ids, source_column, target_column)
+        graph = cls(edge_index, x, num_nodes=len(ids), directed=directed)
+        return graph if labels is None else (graph, labels)
 
 
 class Nodes:

@@ -1,4 +1,5 @@
-import networkx as nx
+import io
+
 import numpy as np
 import pandas as pd
 import pickle
@@ -49,6 +50,7 @@ def test_converters_agree():
     reference = Graph(EDGES, X)
     adjacency = sp.coo_matrix((np.ones(5), (EDGES[0], EDGES[1])), shape=(4, 4))
     from_scipy = Graph.from_scipy(adjacency, X)
+    nx = pytest.importorskip("networkx")
     G = nx.Graph()
     G.add_nodes_from((i, {"x": X[i]}) for i in range(4))
     G.add_edges_from(EDGES.T.tolist())
@@ -62,6 +64,22 @@ def test_converters_agree():
     for other in (from_scipy, from_nx, from_pyg, from_pd):
         np.testing.assert_array_equal(other.edge_index, reference.edge_index)
         np.testing.assert_array_equal(other.features(), reference.features())
+
+
+def test_from_networkx_needs_only_the_graph_interface():
+    """networkx is optional: any object with ``nodes``, ``edges()``, ``is_directed()`` works."""
+    class Table:
+        nodes = {"a": {"x": [1.0]}, "b": {"x": [2.0]}, "c": {"x": [3.0]}}
+
+        def edges(self):
+            return [("a", "b"), ("b", "c")]
+
+        def is_directed(self):
+            return True
+
+    g = Graph.from_networkx(Table())
+    assert g.directed and g.edge_index.tolist() == [[0, 1], [1, 2]]
+    assert g.features().ravel().tolist() == [1.0, 2.0, 3.0]
 
 
 @pytest.mark.parametrize("edge_index, x, match", [
@@ -87,8 +105,74 @@ def test_from_pandas_errors_name_row_and_column():
     with pytest.raises(ValueError, match="edge table has no column 'target'"):
         Graph.from_pandas(nodes, pd.DataFrame({"source": [1], "dst": [2]}))
     bad = pd.DataFrame({"id": [1, 2], "f": ["0.1", "abc"]})
-    with pytest.raises(ValueError, match="feature column 'f' is not numeric \\(row 1 holds 'abc'\\)"):
+    with pytest.raises(ValueError,
+                       match="feature column 'f' is not numeric \\(row 1 holds 'abc'\\)"):
         Graph.from_pandas(bad, pd.DataFrame({"source": [1], "target": [2]}), feature_columns=["f"])
+
+
+def test_from_pandas_never_takes_the_label_column_as_a_feature():
+    """The trap: 32 features and a label column gave 33 features (the label leaked)."""
+    rng = np.random.default_rng(0)
+    features = {f"f{i}": rng.normal(size=6) for i in range(32)}
+    nodes = pd.DataFrame({"id": np.arange(6), **features, "label": [0, 1, 0, 1, 1, 0]})
+    edges = pd.DataFrame({"source": [0, 1, 2], "target": [1, 2, 3]})
+    with pytest.raises(ValueError, match=r"column 'label' looks like labels, so it is not used as "
+                                         r"a feature.*label_column='label'.*feature_columns="):
+        Graph.from_pandas(nodes, edges)
+    graph, y = Graph.from_pandas(nodes, edges, label_column="label")
+    assert graph.num_features == 32
+    np.testing.assert_array_equal(graph.features(), nodes[list(features)].to_numpy(np.float32))
+    assert y.tolist() == [0, 1, 0, 1, 1, 0]
+    y[0] = 7  # the returned labels are a copy, not a view of the caller's table
+    assert nodes["label"].iloc[0] == 0
+    chosen = Graph.from_pandas(nodes, edges, feature_columns=["f0", "f1"])
+    assert isinstance(chosen, Graph) and chosen.num_features == 2
+
+
+@pytest.mark.parametrize("column", ["label", "Label", "node_label", "y", "target", "class"])
+def test_from_pandas_refuses_every_label_like_column_by_default(column):
+    nodes = pd.DataFrame({"id": [1, 2], "f": [0.1, 0.2], column: [0, 1]})
+    with pytest.raises(ValueError, match=rf"column '{column}' looks like labels"):
+        Graph.from_pandas(nodes, pd.DataFrame({"source": [1], "target": [2]}))
+
+
+def test_from_pandas_label_column_errors():
+    nodes = pd.DataFrame({"id": [1, 2], "f": [0.1, 0.2], "label": [0, 1]})
+    edges = pd.DataFrame({"source": [1], "target": [2]})
+    with pytest.raises(ValueError, match=r"node table has no label column 'y' \(columns: "
+                                         r"\['id', 'f', 'label'\]\)"):
+        Graph.from_pandas(nodes, edges, label_column="y")
+    with pytest.raises(ValueError, match="'label' is both the label_column and in feature_columns"):
+        Graph.from_pandas(nodes, edges, label_column="label", feature_columns=["f", "label"])
+
+
+@pytest.mark.parametrize("nodes, kwargs, match", [
+    (pd.DataFrame({"id": [1, 2], "f": ["1.2.3", "2"]}), {"feature_columns": ["f"]},
+     r"feature column 'f' is not numeric \(row 0 holds '1\.2\.3'\)"),
+    (pd.DataFrame({"id": [1, 2], "f": ["1.2.3", "2"]}), {},
+     r"feature column 'f' is not numeric \(row 0 holds '1\.2\.3'\)"),
+    (pd.DataFrame({"id": [1, 2], "f": ["2", None]}), {}, r"feature column 'f' is empty in row 1"),
+    (pd.read_csv(io.StringIO("id,f\n")), {},
+     r"the node table has no rows \(columns: \['id', 'f'\]\); at least one node is required"),
+    (pd.read_csv(io.StringIO("id,f\n")), {"feature_columns": ["f"]}, r"the node table has no rows"),
+    (pd.DataFrame({"id": [1, 2]}), {}, r"no feature columns: the node table has only \['id'\]"),
+    (pd.DataFrame({"id": [1, 2], "f": [0.0, 1.0]}), {"feature_columns": "f"},
+     r"feature_columns must be a list of column names; got str 'f'"),
+    (pd.DataFrame({"id": [1.0, np.nan], "f": [0.0, 1.0]}), {},
+     r"column 'id' has no node id in row 1"),
+    (pd.DataFrame({"id": [1, 1], "f": [0.0, 1.0]}), {},
+     r"column 'id' has duplicate node ids \(e\.g\. 1 in rows \[0, 1\]\)"),
+])
+def test_from_pandas_turns_crashes_into_clear_errors(nodes, kwargs, match):
+    edges = pd.read_csv(io.StringIO("source,target\n"))  # a header-only edge table is fine
+    with pytest.raises(ValueError, match=r"^Graph\.from_pandas: " + match):
+        Graph.from_pandas(nodes, edges, **kwargs)
+
+
+def test_from_pandas_reads_numbers_written_as_text_and_header_only_edges():
+    nodes = pd.DataFrame({"id": ["a", "b"], "f": ["1.5", " -2e1 "]})
+    graph = Graph.from_pandas(nodes, pd.read_csv(io.StringIO("source,target\n")))
+    assert graph.num_edges == 0 and graph.features().ravel().tolist() == [1.5, -20.0]
 
 
 def test_nodes_indexing_returns_nodes_of_the_same_graph():

@@ -3,26 +3,11 @@
 Nothing here downloads: loaders read files already on disk (see ``../shared/datasets``).
 """
 
-from skdpgraph.datasets._loaders import (
-    GraphDataset,
-    load_dataset,
-    load_edge_list_csv,
-    load_musae,
-    load_npz,
-    load_npz_zip,
-    load_planetoid,
-)
-from skdpgraph.datasets._split import train_val_test_split
-from skdpgraph.datasets._synthetic import make_csbm
+from skdpgraph._lazy import lazy_exports
 
-__all__ = [
-    "GraphDataset",
-    "load_dataset",
-    "load_edge_list_csv",
-    "load_musae",
-    "load_npz",
-    "load_npz_zip",
-    "load_planetoid",
-    "make_csbm",
-    "train_val_test_split",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "_loaders": ["GraphDataset", "load_dataset", "load_edge_list_csv", "load_musae", "load_npz",
+                 "load_npz_zip", "load_planetoid"],
+    "_split": ["train_val_test_split"],
+    "_synthetic": ["make_csbm"],
+})

@@ -80,6 +80,9 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
 
     #: Whether the privacy unit is a node: then one node may appear only once in ``fit``.
     _node_unit: bool = True
+    #: Whether the model reads edges: then a plain array ``X`` (a graph without edges)
+    #: raises a :class:`~skdpgraph.GraphDroppedWarning`.
+    _uses_edges: bool = True
     #: Whether the plan's sampling rate, steps or noise depend on the number of training
     #: nodes (then that number is stated as public).
     _training_size_public: bool = True

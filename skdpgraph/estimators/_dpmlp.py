@@ -98,6 +98,8 @@ class DPMLPClassifier(BaseDPClassifier):
     True
     """
 
+    _uses_edges = False  # features only: a plain array loses nothing
+
     _parameter_constraints = {
         **DPSGD_CONSTRAINTS,
         "hidden_dim": [Interval(Integral, 1, None, closed="left")],

@@ -7,35 +7,12 @@ spent, and :class:`PrivateRandomSearch` runs a random number of candidates so th
 tighter Papernot--Steinke bound applies.
 """
 
-from skdpgraph.model_selection._cost import (
-    PrivacyCost,
-    composition_cost,
-    repeat_and_select_cost,
-)
-from skdpgraph.model_selection._random_search import (
-    PrivateRandomSearch,
-    draw_repetitions,
-    truncated_negative_binomial_gamma,
-)
-from skdpgraph.model_selection._scoring import (
-    neg_delta_spent,
-    neg_epsilon_spent,
-    privacy_scoring,
-    refit_within_budget,
-)
-from skdpgraph.model_selection._spent import privacy_spent, search_cost
+from skdpgraph._lazy import lazy_exports
 
-__all__ = [
-    "PrivacyCost",
-    "PrivateRandomSearch",
-    "composition_cost",
-    "draw_repetitions",
-    "neg_delta_spent",
-    "neg_epsilon_spent",
-    "privacy_scoring",
-    "privacy_spent",
-    "refit_within_budget",
-    "repeat_and_select_cost",
-    "search_cost",
-    "truncated_negative_binomial_gamma",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "_cost": ["PrivacyCost", "composition_cost", "repeat_and_select_cost"],
+    "_random_search": ["PrivateRandomSearch", "draw_repetitions",
+                       "truncated_negative_binomial_gamma"],
+    "_scoring": ["neg_delta_spent", "neg_epsilon_spent", "privacy_scoring", "refit_within_budget"],
+    "_spent": ["privacy_spent", "search_cost"],
+})

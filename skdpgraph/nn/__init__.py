@@ -1,20 +1,12 @@
 """Torch modules built from layers that Opacus supports."""
 
-from skdpgraph.nn._dense import DenseSubgraphConv, DenseSubgraphGNN, normalize_dense_adjacency
-from skdpgraph.nn._gap import GAPClassificationModule, GAPEncoder, ProgressiveStage
-from skdpgraph.nn._mlp import MLP, make_activation
-from skdpgraph.nn._gnn import BACKBONES, GNN
-from skdpgraph.nn._llp import llp_loss, train_llp_gnn
-from skdpgraph.nn._star_inference import (encode_nodes, logits_from_sums, root_cross_entropy,
-                                          root_logits)
+from skdpgraph._lazy import lazy_exports
 
-__all__ = [
-    "DenseSubgraphConv",
-    "DenseSubgraphGNN",
-    "MLP",
-    "make_activation",
-    "normalize_dense_adjacency",
-]
-__all__ += ["BACKBONES", "GNN", "llp_loss", "train_llp_gnn"]
-__all__ += ["GAPClassificationModule", "GAPEncoder", "ProgressiveStage"]
-__all__ += ["encode_nodes", "logits_from_sums", "root_cross_entropy", "root_logits"]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "_dense": ["DenseSubgraphConv", "DenseSubgraphGNN", "normalize_dense_adjacency"],
+    "_gap": ["GAPClassificationModule", "GAPEncoder", "ProgressiveStage"],
+    "_gnn": ["BACKBONES", "GNN"],
+    "_llp": ["llp_loss", "train_llp_gnn"],
+    "_mlp": ["MLP", "make_activation"],
+    "_star_inference": ["encode_nodes", "logits_from_sums", "root_cross_entropy", "root_logits"],
+})

@@ -5,39 +5,13 @@ The client side (:class:`CategoricalFeatureEncoder`, :class:`GRRFeatureRandomize
 (``reconstruct_*``, :func:`bag_label_proportions`) is post-processing of their reports.
 """
 
-from skdpgraph.preprocessing._encoder import CategoricalFeatureEncoder
-from skdpgraph.preprocessing._node_features import (
-    NodeFeatureTransformer,
-    NonPrivateStepWarning,
-    declared_budget,
-)
-from skdpgraph.preprocessing._randomizers import GRRFeatureRandomizer, GRRLabelRandomizer
-from skdpgraph.preprocessing._reconstruction import (
-    bag_label_proportions,
-    feature_frequency_estimates,
-    holdout_split,
-    propagation_hops,
-    mean_propagation_operator,
-    one_hot_blocks,
-    propagate,
-    reconstruct_features,
-    reconstruct_labels,
-)
+from skdpgraph._lazy import lazy_exports
 
-__all__ = [
-    "CategoricalFeatureEncoder",
-    "GRRFeatureRandomizer",
-    "GRRLabelRandomizer",
-    "NodeFeatureTransformer",
-    "NonPrivateStepWarning",
-    "bag_label_proportions",
-    "feature_frequency_estimates",
-    "declared_budget",
-    "holdout_split",
-    "propagation_hops",
-    "mean_propagation_operator",
-    "one_hot_blocks",
-    "propagate",
-    "reconstruct_features",
-    "reconstruct_labels",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "_encoder": ["CategoricalFeatureEncoder"],
+    "_node_features": ["NodeFeatureTransformer", "NonPrivateStepWarning", "declared_budget"],
+    "_randomizers": ["GRRFeatureRandomizer", "GRRLabelRandomizer"],
+    "_reconstruction": ["bag_label_proportions", "feature_frequency_estimates", "holdout_split",
+                        "mean_propagation_operator", "one_hot_blocks", "propagate",
+                        "propagation_hops", "reconstruct_features", "reconstruct_labels"],
+})
