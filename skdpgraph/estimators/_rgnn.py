@@ -77,8 +77,10 @@ class RGNNClassifier(BaseDPClassifier):
     n_features_in_ : int
     epsilon_spent_ : float
         :math:`m\varepsilon_x + \varepsilon_y` per training node (``delta_`` is 0).
-    epsilon_per_feature_, epsilon_labels_ : float
-        The split of ``epsilon``: :math:`\varepsilon_x` and :math:`\varepsilon_y`.
+    epsilon_per_feature_ : float
+        :math:`\varepsilon_x`, this fit's share of ``epsilon`` per sampled feature.
+    epsilon_labels_ : float
+        :math:`\varepsilon_y`, this fit's share of ``epsilon`` per label.
     delta_ : float
     privacy_ : PrivacyReport
     n_sampled_features_ : int
