@@ -99,16 +99,15 @@ def main():
             rows.setdefault("nonprivate raw features", []).append(
                 {"accuracy": raw_sage(ds, split, seed), "seconds": float("nan"),
                  "epsilon_spent": float("inf")})
-        grouped = RGNNClassifier(epsilon_per_feature=np.inf, epsilon_labels=np.inf,
-                                 n_sampled_features=10**6, feature_group_size=g, feature_hops=0,
-                                 llp_weight=0.0, random_state=seed)
+        grouped = RGNNClassifier(epsilon=np.inf, n_sampled_features=10**6, feature_group_size=g,
+                                 feature_hops=0, llp_weight=0.0, random_state=seed)
         rows.setdefault("nonprivate grouped features", []).append(fit_score(grouped, ds, split))
         labelled, protocol = split["train"], {}
         if args.paper_protocol:
             labelled = np.concatenate([split["train"], split["val"]])
             protocol = dict(validation_fraction=len(split["val"]) / len(labelled))
         for eps_y in args.eps_y:
-            common = dict(epsilon_per_feature=args.eps_x, epsilon_labels=eps_y,
+            common = dict(epsilon=args.m * args.eps_x + eps_y, epsilon_per_feature=args.eps_x,
                           n_sampled_features=args.m, feature_group_size=g, random_state=seed,
                           **protocol)
             rgnn = RGNNClassifier(n_clusters=args.n_clusters, llp_weight=args.llp_weight,

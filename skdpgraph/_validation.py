@@ -5,6 +5,7 @@ This is the only module that imports scikit-learn's private validation helpers.
 
 from __future__ import annotations
 
+import re
 import warnings
 from numbers import Integral, Real
 from typing import Any
@@ -55,13 +56,24 @@ class Interval(_Interval):
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 
+class _DeviceOptions(StrOptions):
+    """``StrOptions`` that also accepts ``"cuda:<index>"`` (one CUDA device by number)."""
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return super().is_satisfied_by(val) or (
+            isinstance(val, str) and re.fullmatch(r"cuda:\d+", val) is not None)
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} or 'cuda:<index>'"
+
+
 #: Constraints every private estimator shares.
 DP_CONSTRAINTS: dict[str, list] = {
     "epsilon": [Interval(Real, 0, np.inf, closed="right")],
     "classes": ["array-like", None],
     "delta": [Interval(Real, 0, 1, closed="neither"), None],
     "random_state": ["random_state"],
-    "device": [StrOptions({"auto", "cpu", "cuda"}), torch.device],
+    "device": [_DeviceOptions({"auto", "cpu", "cuda"}), torch.device],
     "verbose": ["verbose"],
 }
 

@@ -17,8 +17,8 @@ from typing import Callable, Protocol, Sequence
 import torch
 from opacus.grad_sample import GradSampleModuleFastGradientClipping
 from opacus.optimizers import DPOptimizerFastGradientClipping
-from tqdm.auto import tqdm
 
+from skdpgraph._progress import EpochProgress, epoch_record
 from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.sampling import make_batch_sampler
 
@@ -141,7 +141,7 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
                 plan: DPSGDPlan, *, lr: float, generator: torch.Generator,
                 noise_generator: torch.Generator | None = None, optimizer: str = "adam",
                 weight_decay: float = 0.0, epsilon_at: Callable[[int], float] | None = None,
-                verbose: bool = False, description: str = "DP-SGD",
+                stage: str = "classifier", verbose: bool = False, description: str = "DP-SGD",
                 on_epoch: Callable[[torch.nn.Module, dict], None] | None = None) -> TrainingResult:
     """Train ``module`` on ``examples`` as ``plan`` says.
 
@@ -164,21 +164,27 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
     noise_generator : torch.Generator, optional
         Generator for the noise, on the module's device.
     epsilon_at : callable, optional
-        ``epsilon_at(steps_done)`` for the history and progress bar.
+        ``epsilon_at(steps_done)``: the epsilon spent so far, from the plan's accountant,
+        for the history and the progress bar (without it, NaN: not tracked).
+    stage : str, default="classifier"
+        The stage named in every history record.
     verbose : bool
-        Show a tqdm progress bar over epochs with the running epsilon.
+        Show a progress bar over the epochs with the loss and running epsilon; it stays
+        on screen when training ends.
+    description : str, default="DP-SGD"
+        The progress bar's label, also used in error messages.
     on_epoch : callable, optional
         ``on_epoch(module, record)`` after every epoch, with the module (in train mode: put
-        it back if you switch it) and the epoch's record, which it may extend. Meant for
-        non-private plans (e.g. best-epoch selection on public labels); the accountant does
-        not see what the callback reads.
+        it back if you switch it) and the epoch's record, whose ``validation_accuracy`` it
+        may fill in. Meant for non-private plans (e.g. best-epoch selection on public
+        labels); the accountant does not see what the callback reads.
 
     Returns
     -------
     TrainingResult
-        The module, unwrapped from Opacus and in eval mode, and a list with one dict per
-        epoch: ``epoch``, ``steps``, ``loss``, ``train_accuracy`` (None if ``loss_fn``
-        gives no correctness), ``epsilon``.
+        The module, unwrapped from Opacus and in eval mode, and one
+        :func:`~skdpgraph._progress.epoch_record` per epoch (``train_accuracy`` None if
+        ``loss_fn`` gives no correctness).
 
     Raises
     ------
@@ -195,7 +201,7 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
     epochs = math.ceil(plan.steps / steps_per_epoch) if plan.steps else 0
     history: list[dict] = []
     step = 0
-    progress = tqdm(range(epochs), desc=description, disable=not verbose, leave=False)
+    progress = EpochProgress(epochs, description, verbose=verbose)
     stepper.model.train()
     for epoch in progress:
         loss_sum, correct_sum, count, has_correct = 0.0, 0, 0, False
@@ -216,18 +222,14 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
                     correct_sum += int(correct.sum())
             stepper.step(losses)
             step += 1
-        record = {
-            "epoch": epoch + 1,
-            "steps": step,
-            "loss": loss_sum / count if count else float("nan"),
-            "train_accuracy": correct_sum / count if has_correct and count else None,
-            "epsilon": epsilon_at(step) if epsilon_at is not None else None,
-        }
+        record = epoch_record(
+            stage, epoch, loss_sum / count if count else math.nan,
+            train_accuracy=correct_sum / count if has_correct and count else None,
+            epsilon=epsilon_at(step) if epsilon_at is not None else math.nan)
         if on_epoch is not None:
             on_epoch(module, record)
         history.append(record)
-        progress.set_postfix(loss=f"{record['loss']:.3f}",
-                             eps="inf" if record["epsilon"] is None else f"{record['epsilon']:.2f}")
+        progress.show(record)
     module = stepper.unwrap()
     module.eval()
     if not all(bool(torch.isfinite(p).all()) for p in module.parameters()):

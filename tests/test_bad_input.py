@@ -56,19 +56,8 @@ ESTIMATORS: dict[str, Callable[[], Any]] = {
 }
 
 
-def _budget(est) -> float:
-    if isinstance(est, RGNNClassifier):
-        return est.n_sampled_features * est.epsilon_per_feature + est.epsilon_labels
-    return float(est.epsilon)
-
-
 def _has(key: str, parameter: str) -> bool:
     return parameter in ESTIMATORS[key]().get_params()
-
-
-def _epsilon_name(key: str) -> str:
-    """The parameter holding the budget (RGNN splits it; its label budget stands in)."""
-    return "epsilon_labels" if key == "RGNN" else "epsilon"
 
 
 def _name(key: str) -> str:
@@ -578,33 +567,33 @@ def _(key):
 # ---- parameters
 @case("epsilon_zero")
 def _(key):
-    p = _epsilon_name(key)
+    p = "epsilon"
     return _param_case(key, p, 0, _invalid(key, p, r"a float in the range \(0\.0, inf\]", "0"))
 
 
 @case("epsilon_negative")
 def _(key):
-    p = _epsilon_name(key)
+    p = "epsilon"
     return _param_case(key, p, -1.0, _invalid(key, p, r"a float in the range \(0\.0, inf\]",
                                               "-1.0"))
 
 
 @case("epsilon_nan")
 def _(key):
-    p = _epsilon_name(key)
+    p = "epsilon"
     return _param_case(key, p, float("nan"), _invalid(key, p, r"a float in the range", "nan"))
 
 
 @case("epsilon_true")
 def _(key):
-    p = _epsilon_name(key)
+    p = "epsilon"
     return _param_case(key, p, True, _invalid(key, p, r"a float in the range", "True"))
 
 
 @case("epsilon_huge")
 def _(key):
     """1e300 (noise calibrated where the estimator calibrates): sane, or refused by name."""
-    p = _epsilon_name(key)
+    p = "epsilon"
     extra = {"noise_multiplier": None} if _has(key, "noise_multiplier") else {}
     expect = OK
     if key == "GAP-edge":
@@ -616,14 +605,14 @@ def _(key):
 @case("epsilon_inf")
 def _(key):
     extra = {"noise_multiplier": None} if _has(key, "noise_multiplier") else {}
-    return _param_case(key, _epsilon_name(key), np.inf, OK, **extra)
+    return _param_case(key, "epsilon", np.inf, OK, **extra)
 
 
 @case("epsilon_tiny")
 def _(key):
     """1e-3, noise calibrated: huge noise, but finite output within the budget."""
     extra = {"noise_multiplier": None} if _has(key, "noise_multiplier") else {}
-    return _param_case(key, _epsilon_name(key), 1e-3, OK, **extra)
+    return _param_case(key, "epsilon", 1e-3, OK, **extra)
 
 
 @case("delta_tiny", needs="delta")
@@ -783,7 +772,8 @@ def _(key):
 
 @case("device_unknown")
 def _(key):
-    return _param_case(key, "device", "tpu", _invalid(key, "device", r"a str among", "'tpu'"))
+    return _param_case(key, "device", "tpu", _invalid(
+        key, "device", r"a str among .* or 'cuda:<index>'", "'tpu'"))
 
 
 @case("device_cuda_without_cuda")
@@ -944,7 +934,7 @@ def _assert_unfitted(est) -> None:
 
 def _assert_sane(est, query) -> None:
     check_is_fitted(est)
-    budget = _budget(est)
+    budget = float(est.epsilon)
     assert est.epsilon_spent_ >= 0 and est.epsilon_spent_ <= budget * (1 + 1e-9)
     assert math.isfinite(est.epsilon_spent_) or math.isinf(budget)
     assert est.privacy_.epsilon == est.epsilon_spent_

@@ -15,10 +15,32 @@ Any exception leaves the estimator unfitted, whatever was fitted before. Noisy o
 after ``fit`` go through :meth:`BaseDPClassifier._release`, which returns an
 already-paid cached release of the same graph content or makes a new release with fresh
 noise and records it in ``privacy_.releases``.
+
+One API across estimators (the rules every estimator follows):
+
+- ``epsilon`` is the total budget of every estimator (RGNN splits it between features and
+  labels); ``delta=None`` resolves to ``delta_``.
+- Layer counts: ``num_layers`` counts the layers of the estimator's main network (linear
+  layers of an MLP, message-passing layers of a GNN), as PyG's ``num_layers``;
+  ``encoder_layers`` counts the linear layers of a feature encoder that runs before any
+  message passing (GAP, FDP). The type of graph convolution is ``conv``.
+- ``validation_fraction`` (default None: no split) holds out that fraction of the
+  training nodes for epoch selection, where the guarantee allows it.
+- ``history_`` is a list of per-epoch records with the keys ``stage``, ``epoch``,
+  ``loss``, ``train_accuracy``, ``validation_accuracy`` (None without a validation split)
+  and ``epsilon`` (spent so far, from the plan's accountant), in training order over the
+  stages: ``pandas.DataFrame(clf.history_)`` gives one table.
+- ``verbose=True`` shows one progress bar per stage with the loss and running epsilon.
+- ``device`` is "auto", "cpu", "cuda" or "cuda:<index>" (or a ``torch.device``); the
+  resolved device is ``device_``.
+- Fitted state ends with ``_``; private fitted state is ``_name_`` (the plan is
+  ``_plan_``), so that a new ``fit`` removes all of it.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -51,14 +73,46 @@ _HYPERPARAMETERS_PUBLIC = "hyperparameters (architecture, epochs, lr, batch size
 _OTHER_RELEASES_KEPT = 2
 
 
-def resolve_device(device: Any) -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU; ``"cuda"`` without CUDA is refused."""
+def resolve_device(device: str | torch.device) -> torch.device:
+    """The torch device an estimator's ``device`` parameter names.
+
+    Parameters
+    ----------
+    device : str or torch.device
+        ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``,
+        ``"cuda:<index>"`` or a ``torch.device``.
+
+    Returns
+    -------
+    torch.device
+
+    Raises
+    ------
+    ValueError
+        If the string names no device, if it asks for CUDA on a machine without CUDA, or
+        for a CUDA index the machine does not have.
+
+    Examples
+    --------
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    """
     if isinstance(device, str) and device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    resolved = torch.device(device)
-    if resolved.type == "cuda" and not torch.cuda.is_available():
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"device={device!r} is not a device: use 'auto', 'cpu', 'cuda' or "
+                         "'cuda:<index>'.") from exc
+    if resolved.type != "cuda":
+        return resolved
+    if not torch.cuda.is_available():
         raise ValueError(f"device={device!r} but CUDA is not available on this machine; use "
                          "device='cpu' or device='auto'.")
+    count = torch.cuda.device_count()
+    if resolved.index is not None and resolved.index >= count:
+        raise ValueError(f"device={device!r} but this machine has {count} CUDA device(s), "
+                         f"cuda:0 to cuda:{count - 1}.")
     return resolved
 
 
@@ -112,7 +166,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
             self._check_data(nodes, encoded)
             self.device_ = resolve_device(self.device)
             self.delta_ = self._resolve_delta(nodes)
-            plan = self._plan(nodes, encoded)
+            self._plan_ = plan = self._plan(nodes, encoded)
             epsilon = check_plan(plan, self._budget(), self.delta_,
                                  context=type(self).__name__)
             streams = RandomStreams(self.random_state)
@@ -172,6 +226,28 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         raise NotImplementedError
+
+    # ------------------------------------------------------------------ training stages
+    def _running_epsilon(self, plan: PrivacyPlan, stage: str, steps: int) -> float:
+        """Epsilon spent after ``steps`` steps of ``stage``: ``history_``'s and the bar's.
+
+        From the plan's accountant (``inf`` when not private); estimators whose plan has
+        several stages or a release after training override this.
+        """
+        if not plan.private:
+            return math.inf
+        return plan.epsilon(self.delta_, steps)
+
+    def _stage_options(self, plan: PrivacyPlan, stage: str, streams: RandomStreams) -> dict:
+        """The arguments of :func:`~skdpgraph.training.train_dpsgd` that every stage shares.
+
+        Fresh batch and noise streams, the stage's name in ``history_``, its progress bar
+        and its running epsilon.
+        """
+        return dict(generator=streams.torch("batches"),
+                    noise_generator=streams.torch("noise", self.device_), stage=stage,
+                    epsilon_at=functools.partial(self._running_epsilon, plan, stage),
+                    verbose=bool(self.verbose), description=f"{type(self).__name__} {stage}")
 
     # ------------------------------------------------------------------ report
     def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:

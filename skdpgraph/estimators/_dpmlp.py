@@ -46,6 +46,7 @@ class DPMLPClassifier(BaseDPClassifier):
         is treated as public; labels outside a given set raise.
     hidden_dim : int, default=64
     num_layers : int, default=2
+        Linear layers of the MLP (1: a linear model).
     activation : str, default="relu"
     dropout : float, default=0.0
     epochs : int, default=50
@@ -60,9 +61,9 @@ class DPMLPClassifier(BaseDPClassifier):
     random_state : int, RandomState or None, default=None
         Root of independent streams for initialisation, batch sampling and noise. Leave
         it None in production: a known seed makes the noise reproducible.
-    device : {"auto", "cpu", "cuda"}, default="auto"
+    device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
     verbose : bool, default=False
-        Show a progress bar with the running epsilon.
+        Show a progress bar with the loss and running epsilon.
 
     Attributes
     ----------
@@ -75,7 +76,8 @@ class DPMLPClassifier(BaseDPClassifier):
         Noise std / C; None for ``epsilon=inf``.
     privacy_ : PrivacyReport
     history_ : list of dict
-        Per-epoch loss, training accuracy and epsilon so far (not private; see Notes).
+        One record per epoch (stage ``"classifier"``): loss, training accuracy and epsilon
+        so far (not private; see Notes).
     module_ : torch.nn.Module
     device_ : torch.device
 
@@ -144,12 +146,8 @@ class DPMLPClassifier(BaseDPClassifier):
                      dropout=self.dropout).to(self.device_)
         examples = TensorExamples(torch.from_numpy(np.asarray(nodes)), torch.from_numpy(y),
                                   device=self.device_)
-        result = train_dpsgd(
-            module, examples, per_example_cross_entropy, plan, lr=self.lr,
-            generator=streams.torch("batches"),
-            noise_generator=streams.torch("noise", self.device_),
-            epsilon_at=(lambda steps: plan.epsilon(self.delta_, steps)) if plan.private else None,
-            verbose=self.verbose, description="DPMLPClassifier")
+        result = train_dpsgd(module, examples, per_example_cross_entropy, plan, lr=self.lr,
+                             **self._stage_options(plan, "classifier", streams))
         self.module_ = result.module.cpu()
         self.history_ = result.history
         self.noise_multiplier_ = plan.noise_multiplier

@@ -54,7 +54,8 @@ class DRWClassifier(BaseDPClassifier):
         Steps per walk, walks per root (``"drw-r"``), steps between re-draws (``"drw-d"``).
     batch_size : int, default=64
         Subgraphs per step (capped at the number of training nodes).
-    layers, hidden_dim : int, default=1, 256
+    num_layers, hidden_dim : int, default=1, 256
+        Message-passing layers (1 or 2) and their width.
     conv : {"gcn", "sage"}, default="gcn"
     lr, max_grad_norm : float, default=0.01, 1.0
     epochs : int, default=30
@@ -65,8 +66,9 @@ class DRWClassifier(BaseDPClassifier):
         within ``epsilon``, fixed before training.
     random_state : int, RandomState or None, default=None
         Root of the walks', batches', noise and init streams; None in production.
-    device : {"auto", "cpu", "cuda"}, default="auto"
+    device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
     verbose : bool, default=False
+        Show a progress bar with the loss and running epsilon.
 
     Attributes
     ----------
@@ -81,6 +83,7 @@ class DRWClassifier(BaseDPClassifier):
         Key of the prediction walks, independent of training (deterministic ``predict``).
     privacy_ : PrivacyReport
     history_ : list of dict
+        One record per epoch (stage ``"classifier"``), not covered (see ``privacy_``).
     module_ : DenseSubgraphGNN
     device_ : torch.device
 
@@ -100,19 +103,20 @@ class DRWClassifier(BaseDPClassifier):
         "sampler": [StrOptions({"drw", "drw-r", "drw-d"})],
         **{name: [Interval(Integral, 1, None, closed="left")]
            for name in ("walk_length", "restarts", "resample_every", "hidden_dim")},
-        "layers": [Interval(Integral, 1, 2, closed="both")],
+        "num_layers": [Interval(Integral, 1, 2, closed="both")],
         "conv": [StrOptions({"gcn", "sage"})],
         "max_steps": [Interval(Integral, 1, None, closed="left"), None],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, sampler="drw", walk_length=4,
-                 restarts=2, resample_every=10, batch_size=64, layers=1, hidden_dim=256,
+                 restarts=2, resample_every=10, batch_size=64, num_layers=1, hidden_dim=256,
                  conv="gcn", lr=0.01, epochs=30, max_steps=None, max_grad_norm=1.0,
                  noise_multiplier=None, random_state=None, device="auto", verbose=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
         self.sampler, self.walk_length, self.restarts = sampler, walk_length, restarts
-        self.resample_every, self.batch_size, self.layers = resample_every, batch_size, layers
+        self.resample_every, self.batch_size = resample_every, batch_size
+        self.num_layers = num_layers
         self.hidden_dim, self.conv, self.lr, self.epochs = hidden_dim, conv, lr, epochs
         self.max_steps, self.max_grad_norm = max_steps, max_grad_norm
         self.noise_multiplier, self.random_state = noise_multiplier, random_state
@@ -149,13 +153,9 @@ class DRWClassifier(BaseDPClassifier):
             torch.from_numpy(y), device=self.device_,
             resample_every=self.resample_every if self.sampler == "drw-d" else None)
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
-                                  conv=self.conv, num_layers=self.layers).to(self.device_)
-        result = train_dpsgd(
-            module, examples, root_cross_entropy, plan, lr=self.lr,
-            generator=streams.torch("batches"),
-            noise_generator=streams.torch("noise", self.device_),
-            epsilon_at=(lambda steps: plan.epsilon(self.delta_, steps)) if plan.private else None,
-            verbose=self.verbose, description=f"DRWClassifier ({self.sampler})")
+                                  conv=self.conv, num_layers=self.num_layers).to(self.device_)
+        result = train_dpsgd(module, examples, root_cross_entropy, plan, lr=self.lr,
+                             **self._stage_options(plan, "classifier", streams))
         self.module_, self.history_ = result.module.cpu(), result.history
         self.noise_multiplier_, self.n_steps_ = plan.noise_multiplier, plan.steps
         self.prediction_key_ = prediction_key(self.random_state)

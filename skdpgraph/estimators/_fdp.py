@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -45,6 +46,8 @@ class FDPClassifier(BaseDPClassifier):
         Degree bound K: each node feeds at most K stars, each star has at most K neighbours.
     degree_sampler : {"bernoulli", "greedy"}, default="bernoulli"
     hidden_dim, encoder_layers, activation : int, int, str, default=100, 1, "tanh"
+        ``encoder_layers``: linear layers encoding each node's features before the one
+        message-passing layer.
     epochs, lr, batch_size, max_grad_norm : int, float, int, float, default=30, 0.01, 256, 1.0
         ``epochs * ceil(n_train / batch_size)`` Adam steps on exact batches (capped at n_train).
     noise_multiplier : float, default=None
@@ -66,6 +69,8 @@ class FDPClassifier(BaseDPClassifier):
     noise_multiplier_ : float or None
     privacy_ : PrivacyReport
     history_ : list of dict
+        One record per epoch (stage ``"classifier"``; ``epsilon`` is training's, before
+        the ``private_inference`` release), not covered (see ``privacy_``).
     module_ : DenseSubgraphGNN
     device_ : torch.device
 
@@ -136,17 +141,18 @@ class FDPClassifier(BaseDPClassifier):
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
                                   conv="mean", num_layers=1, encoder_layers=self.encoder_layers,
                                   activation=self.activation, residual=True).to(self.device_)
-        result = train_dpsgd(
-            module, examples, root_cross_entropy, plan.training, lr=self.lr,
-            generator=streams.torch("batches"),
-            noise_generator=streams.torch("noise", self.device_),
-            epsilon_at=(lambda t: plan.epsilon(self.delta_, t, inference=False))
-            if plan.private else None, verbose=self.verbose, description="FDPClassifier")
+        result = train_dpsgd(module, examples, root_cross_entropy, plan.training, lr=self.lr,
+                             **self._stage_options(plan, "classifier", streams))
         self.module_ = result.module.cpu()
         self.history_ = result.history
         self.noise_multiplier_ = plan.noise_multiplier
         if plan.private and plan.private_inference:  # paid by the plan's Gaussian term
             self._cache_release(graph, _RELEASE, self._neighbour_sums(graph, streams))
+
+    def _running_epsilon(self, plan: FDPPlan, stage: str, steps: int) -> float:
+        if not plan.private:  # the inference release comes after training
+            return math.inf
+        return plan.epsilon(self.delta_, steps, inference=False)
 
     def _width(self, graph: Graph) -> int:  # no star has more than n - 1 neighbours
         return min(int(self.max_degree), max(graph.num_nodes - 1, 1))

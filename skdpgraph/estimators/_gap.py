@@ -43,6 +43,7 @@ class GAPClassifier(BaseDPClassifier):
         Edge: add/remove one edge; features and labels public. Node: add/remove one node
         with its features, label and edges; node set public.
     hops, hidden_dim, encoder_layers : int, default=2, 16, 2
+        ``encoder_layers``: linear layers of the encoder MLP, before any aggregation.
     combine, activation : str, default="cat", "selu"
     epochs, encoder_epochs, lr : int, int, float, default=None, None, 0.01
         Epochs: 100 at edge level, 10 at node level; ``encoder_epochs`` defaults to ``epochs``.
@@ -55,10 +56,13 @@ class GAPClassifier(BaseDPClassifier):
     max_grad_norm, dropout : float, default=1.0, 0.0
         Clipping norm of both DP-SGD runs (node level); dropout rate.
     validation_fraction : float, default=None
-        Edge level only: keep the epoch with the best accuracy on this held-out fraction.
+        Edge level only: keep the epoch with the best accuracy on this held-out fraction
+        (None: no split).
     random_state : int, RandomState or None, default=None
         Root of independent random streams; leave None in production.
-    device, verbose : {"auto", "cpu", "cuda"}, bool, default="auto", False
+    device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
+    verbose : bool, default=False
+        One progress bar per stage (encoder, classifier) with the loss and running epsilon.
 
     Attributes
     ----------
@@ -70,8 +74,9 @@ class GAPClassifier(BaseDPClassifier):
         sigma: PMA noise std / sensitivity (and node-level DP-SGD noise std / C).
     sensitivity_ : float
     privacy_ : PrivacyReport
-    history_ : dict
-        Per-epoch records of both stages, with the running epsilon (not covered).
+    history_ : list of dict
+        One record per epoch of the ``"encoder"`` stage, then of the ``"classifier"``
+        stage, with the running epsilon (not covered).
     encoder_ : GAPEncoder
     module_ : GAPClassificationModule
     device_ : torch.device
@@ -134,7 +139,7 @@ class GAPClassifier(BaseDPClassifier):
             progressive=self._progressive, context=type(self).__name__)
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams) -> None:
-        self._pma_plan_, graph = plan, nodes.graph
+        graph = nodes.graph
         self.noise_multiplier_, self.sensitivity_ = plan.noise_multiplier, plan.sensitivity
         (nodes, y), held = self._split(nodes, y, plan, streams)
         width, classes = self.hidden_dim, len(self.classes_)
@@ -151,7 +156,7 @@ class GAPClassifier(BaseDPClassifier):
                                             activation=self.activation, dropout=self.dropout),
             plan, "classifier", lambda part: hop_inputs(self.encoder_, part, aggregations),
             nodes, y, held, streams)
-        self.history_ = {"encoder": encoder, "classifier": classifier}
+        self.history_ = encoder + classifier
 
     def _split(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams):
         """``((fit nodes, labels), (held-out nodes, labels) or None)``, sizes as planned."""
@@ -165,41 +170,44 @@ class GAPClassifier(BaseDPClassifier):
         return (nodes[fit], y[fit]), (nodes[out], y[out])
 
     def _stage(self, build, plan: GAPPlan, stage: str, inputs, nodes, y, held, streams,
-               index: int = 0, description: str | None = None):
+               index: int = 0, name: str | None = None):
         """Build (own init stream) and train one module; with ``held``, keep its best epoch.
 
-        ``stage`` names the plan's run ("encoder" or "classifier"); ``index`` numbers the
-        encoder runs of a progressive plan.
+        ``stage`` names the plan's run ("encoder" or "classifier"); a progressive plan's
+        stages also give their ``index`` among the encoder runs and their ``name`` in
+        ``history_``.
         """
+        options = self._stage_options(plan, stage, streams)
+        if name is not None:
+            options.update(stage=name, description=f"{type(self).__name__} {name}",
+                           epsilon_at=lambda steps: plan.running_epsilon(
+                               self.delta_, stage, steps, index=index))
         best = held and BestEpoch(inputs(held[0]).to(self.device_), held[1])  # public labels
         with streams.initialisation():
             result = train_dpsgd(
                 build().to(self.device_), TensorExamples(
                     inputs(nodes), torch.from_numpy(y), device=self.device_),
                 per_example_cross_entropy, getattr(plan, stage), lr=self.lr,
-                generator=streams.torch("batches"),
-                noise_generator=streams.torch("noise", self.device_),
-                epsilon_at=(lambda steps: plan.running_epsilon(self.delta_, stage, steps,
-                                                               index=index))
-                if plan.private else None, verbose=self.verbose,
-                description=description or f"GAP {stage}",
-                on_epoch=best)
+                on_epoch=best, **options)
         return (best.restore(result.module) if best else result.module).cpu(), result.history
 
     def _aggregate(self, graph: Graph, streams: RandomStreams) -> torch.Tensor:
         """One PMA release on ``graph`` as planned (fresh streams for every release)."""
         embeddings = embed_nodes(self.encoder_, graph).to(self.device_)
-        return self._pma_plan_.aggregate(graph.adjacency(), embeddings, streams).cpu()
+        return self._plan_.aggregate(graph.adjacency(), embeddings, streams).cpu()
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
-        graph, plan = nodes.graph, self._pma_plan_
+        graph, plan = nodes.graph, self._plan_
         aggregations = self._release(graph, _KIND, lambda streams: self._aggregate(graph, streams),
                                      lambda: plan.release_cost(self.delta_),
                                      keep_in_pickle=plan.own_rows_covered)
         return self.module_(hop_inputs(self.encoder_, nodes, aggregations))
 
     def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:
-        return self._pma_plan_.unit, self._pma_plan_.relation
+        return self._plan_.unit, self._plan_.relation
+
+    def _running_epsilon(self, plan: GAPPlan, stage: str, steps: int) -> float:
+        return plan.running_epsilon(self.delta_, stage, steps)  # inf when not private
 
     _inference = staticmethod(lambda plan: plan.inference)  # the plan states both
     _not_covered = staticmethod(lambda plan: plan.not_covered)

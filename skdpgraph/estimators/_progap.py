@@ -55,8 +55,9 @@ class ProGAPClassifier(GAPClassifier):
         Stages ``1..hops-1``, whose embeddings are aggregated.
     module_ : ProgressiveStage
         The last stage.
-    history_ : dict
-        ``"stage 0"`` .. ``"stage K"``: per-epoch records with the running epsilon.
+    history_ : list of dict
+        Per-epoch records of every stage (``stage`` is ``"stage 0"`` .. ``"stage K"``),
+        with the running epsilon (not covered by the guarantee).
 
     Examples
     --------
@@ -72,10 +73,10 @@ class ProGAPClassifier(GAPClassifier):
     _progressive = True
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams) -> None:
-        self._pma_plan_, graph = plan, nodes.graph
+        graph = nodes.graph
         self.noise_multiplier_, self.sensitivity_ = plan.noise_multiplier, plan.sensitivity
         (nodes, y), held = self._split(nodes, y, plan, streams)
-        width, classes, self.history_ = self.hidden_dim, len(self.classes_), {}
+        width, classes, self.history_ = self.hidden_dim, len(self.classes_), []
 
         def fit_stage(index: int, aggregations: torch.Tensor | None):
             last = index == self.hops
@@ -89,9 +90,10 @@ class ProGAPClassifier(GAPClassifier):
                     width, classes, parts=index + 1, combine=self.combine,
                     activation=self.activation, dropout=self.dropout)
                 inputs = lambda part: hop_inputs(self.encoder_, part, aggregations)  # noqa: E731
-            module, self.history_[f"stage {index}"] = self._stage(
+            module, history = self._stage(
                 build, plan, "classifier" if last else "encoder", inputs, nodes, y, held, streams,
-                index=0 if last else index, description=f"ProGAP stage {index}")
+                index=0 if last else index, name=f"stage {index}")
+            self.history_ += history
             if index == 0:
                 self.encoder_ = module
             return module
@@ -108,7 +110,7 @@ class ProGAPClassifier(GAPClassifier):
         aggregations released so far) just before its embedding is needed; without it the
         fitted stages are used. Returns a Tensor of shape (num_nodes, hops, hidden_dim).
         """
-        plan, fitting = self._pma_plan_, fit_stage is not None
+        plan, fitting = self._plan_, fit_stage is not None
         encoder = fit_stage(0, None) if fitting else self.encoder_
         adjacency = plan.bounded(graph.adjacency(), streams)
         own = embed_nodes(encoder, graph).to(self.device_)
@@ -132,7 +134,7 @@ class ProGAPClassifier(GAPClassifier):
         return released
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
-        graph, plan = nodes.graph, self._pma_plan_
+        graph, plan = nodes.graph, self._plan_
         aggregations = self._release(graph, _KIND, lambda streams: self._progress(graph, streams),
                                      lambda: plan.release_cost(self.delta_),
                                      keep_in_pickle=plan.own_rows_covered)

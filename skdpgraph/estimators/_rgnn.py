@@ -11,13 +11,14 @@ from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DP_CONSTRAINTS, DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn import BACKBONES, GNN, train_llp_gnn
+from skdpgraph.nn import CONVS, GNN, train_llp_gnn
 from skdpgraph.preprocessing import (bag_label_proportions, holdout_split,
                                      mean_propagation_operator, propagation_hops,
                                      reconstruct_labels)
 from skdpgraph.preprocessing._randomizers import client_generators, feature_schema
 from skdpgraph.preprocessing._reconstruction import reconstruct_from_clients
 from skdpgraph.privacy import LocalDPPlan, grr_fs_epsilon, grr_randomize, plan_local_grr
+from skdpgraph.privacy._local import split_local_budget
 from skdpgraph.sampling import metis_partition
 
 __all__ = ["RGNNClassifier"]
@@ -34,12 +35,21 @@ class RGNNClassifier(BaseDPClassifier):
 
     Parameters
     ----------
-    epsilon_per_feature, epsilon_labels : float, default=1.0, 3.0
-        :math:`\varepsilon_x` per sampled feature, :math:`\varepsilon_y` per label; ``(0, inf]``.
+    epsilon : float, default=13.0
+        Total local budget of a training node, :math:`m\varepsilon_x + \varepsilon_y`
+        (``inf``: features and labels sent in the clear). Split by default 3/13 to the
+        labels and 10/13 evenly over the :math:`m` sampled features: the paper's
+        :math:`\varepsilon_x = 1`, :math:`\varepsilon_y = 3` at the default 13.
+    epsilon_per_feature, epsilon_labels : float, default=None
+        Overrides of :math:`\varepsilon_x` (per sampled feature) and
+        :math:`\varepsilon_y` (per label), in ``(0, inf]``. Given one, the other part gets
+        the rest of ``epsilon``; given both, :math:`m\varepsilon_x + \varepsilon_y` must
+        equal ``epsilon`` (otherwise ``fit`` refuses).
     classes : array-like, default=None
         The public label set (None: read from ``y`` and stated as public).
     n_sampled_features : int, default=10
-        :math:`m`, capped at the number of encoded features ``d``.
+        :math:`m`, capped at the number of encoded features ``d`` (the split uses the
+        capped value, so the whole ``epsilon`` is spent).
     feature_group_size : int, default=None
         OR-group this many binary columns into one feature (Cora 25, Facebook 100).
     feature_range : tuple (low, high), default=(-1.5, 1.5)
@@ -52,18 +62,20 @@ class RGNNClassifier(BaseDPClassifier):
         Cora, 3-4 on small dense graphs, where 16 rounds leave only the global mean.
     n_clusters : int, default=16
         METIS bags of the label-proportion loss.
-    backbone : {"sage", "gcn", "gat"}, default="sage"
-    hidden_dim, layers, epochs : int, default=16, 2, 100
+    conv : {"sage", "gcn", "gat"}, default="sage"
+    hidden_dim, num_layers, epochs : int, default=16, 2, 100
     llp_weight, dropout, lr : float, default=0.1, 0.5, 0.01
     max_grad_norm : float or None, default=None
-    validation_fraction : float, default=0.0
-        Held-out labelled nodes for epoch selection on reconstructed labels (no cost).
+    validation_fraction : float, default=None
+        Held-out labelled nodes for epoch selection on reconstructed labels (no cost);
+        None: no split.
     randomize : bool, default=True
         False: features and ``y`` are GRR-FS and GRR reports already (``GRRFeatureRandomizer``).
     random_state : int, RandomState or None, default=None
         Root of the clients', METIS', split and training streams; None in production.
-    device : {"auto", "cpu", "cuda"}, default="auto"
+    device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
     verbose : bool, default=False
+        Show a progress bar with the loss and epsilon (spent before training).
 
     Attributes
     ----------
@@ -71,15 +83,21 @@ class RGNNClassifier(BaseDPClassifier):
     n_features_in_ : int
     epsilon_spent_ : float
         :math:`m\varepsilon_x + \varepsilon_y` per training node (``delta_`` is 0).
+    epsilon_per_feature_ : float
+        :math:`\varepsilon_x`, this fit's share of ``epsilon`` per sampled feature.
+    epsilon_labels_ : float
+        :math:`\varepsilon_y`, this fit's share of ``epsilon`` per label.
     delta_ : float
     privacy_ : PrivacyReport
     n_sampled_features_ : int
     feature_hops_, label_hops_ : int
         Rounds used on the training graph.
     domain_sizes_ : ndarray of shape (d,)
-    encoder_ : CategoricalFeatureEncoder or None
+    feature_encoder_ : CategoricalFeatureEncoder or None
     reconstructed_x_ : ndarray of shape (num_nodes, n_reconstructed)
     history_ : list of dict
+        One record per epoch (stage ``"classifier"``; ``epsilon`` is the whole local
+        budget, spent before training).
     best_epoch_ : int
     module_ : torch.nn.Module
     device_ : torch.device
@@ -89,96 +107,103 @@ class RGNNClassifier(BaseDPClassifier):
     >>> from skdpgraph import RGNNClassifier
     >>> from skdpgraph.datasets import make_csbm
     >>> data = make_csbm(n_nodes=300, random_state=0)
-    >>> clf = RGNNClassifier(epsilon_per_feature=1.0, epsilon_labels=2.0, epochs=20,
+    >>> clf = RGNNClassifier(epsilon=12.0, epsilon_labels=2.0, epochs=20,
     ...                      random_state=0).fit(data.nodes()[:150], data.y[:150])
-    >>> clf.epsilon_spent_  # m * eps_x + eps_y = 10 * 1 + 2
-    12.0
+    >>> clf.epsilon_spent_, clf.epsilon_per_feature_  # m * eps_x + eps_y = 10 * 1 + 2
+    (12.0, 1.0)
     >>> clf.predict(data.nodes()[150:]).shape
     (150,)
     """
 
     _parameter_constraints = {
-        **{name: [Interval(Real, 0, np.inf, closed="right")]
+        **{name: [Interval(Real, 0, np.inf, closed="right"), None]
            for name in ("epsilon_per_feature", "epsilon_labels")},
         **{name: [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})]
            for name in ("feature_hops", "label_hops")},
         **{name: [Interval(Integral, 1, None, closed="left")] for name in (
-            "n_sampled_features", "n_clusters", "hidden_dim", "layers", "epochs")},
+            "n_sampled_features", "n_clusters", "hidden_dim", "num_layers", "epochs")},
         "feature_group_size": [Interval(Integral, 1, None, closed="left"), None],
         "llp_weight": [Interval(Real, 0, None, closed="left")], "feature_range": [tuple],
-        "backbone": [StrOptions(set(BACKBONES))],
+        "conv": [StrOptions(set(CONVS))],
         "dropout": [Interval(Real, 0, 1, closed="left")],
-        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
         "lr": DPSGD_CONSTRAINTS["lr"], "randomize": ["boolean"],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither"), None],
-        **{k: v for k, v in DP_CONSTRAINTS.items() if k not in ("epsilon", "delta")},
+        **{k: v for k, v in DP_CONSTRAINTS.items() if k != "delta"},
     }
     _training_size_public = False  # the local budget does not depend on it
     _history_on_private_data = False  # computed from the randomised reports only
 
-    def __init__(self, *, epsilon_per_feature=1.0, epsilon_labels=3.0, classes=None,
-                 n_sampled_features=10, feature_group_size=None, feature_range=(-1.5, 1.5),
-                 feature_hops="auto", label_hops="auto", n_clusters=16, llp_weight=0.1,
-                 backbone="sage", hidden_dim=16, layers=2, dropout=0.5, epochs=100, lr=0.01,
-                 max_grad_norm=None, validation_fraction=0.0, randomize=True,
-                 random_state=None, device="auto", verbose=False):
+    def __init__(self, *, epsilon=13.0, epsilon_per_feature=None, epsilon_labels=None,
+                 classes=None, n_sampled_features=10, feature_group_size=None,
+                 feature_range=(-1.5, 1.5), feature_hops="auto", label_hops="auto",
+                 n_clusters=16, llp_weight=0.1, conv="sage", hidden_dim=16, num_layers=2,
+                 dropout=0.5, epochs=100, lr=0.01, max_grad_norm=None, validation_fraction=None,
+                 randomize=True, random_state=None, device="auto", verbose=False):
+        self.epsilon = epsilon
         self.epsilon_per_feature, self.epsilon_labels = epsilon_per_feature, epsilon_labels
         self.classes, self.n_sampled_features = classes, n_sampled_features
         self.feature_group_size, self.feature_range = feature_group_size, feature_range
         self.feature_hops, self.label_hops, self.n_clusters = feature_hops, label_hops, n_clusters
-        self.llp_weight, self.backbone, self.hidden_dim = llp_weight, backbone, hidden_dim
-        self.layers, self.dropout, self.epochs, self.lr = layers, dropout, epochs, lr
+        self.llp_weight, self.conv, self.hidden_dim = llp_weight, conv, hidden_dim
+        self.num_layers, self.dropout, self.epochs, self.lr = num_layers, dropout, epochs, lr
         self.max_grad_norm, self.validation_fraction = max_grad_norm, validation_fraction
         self.randomize, self.random_state, self.device = randomize, random_state, device
         self.verbose = verbose
 
-    def _budget(self) -> float:
-        return float(self.n_sampled_features * self.epsilon_per_feature + self.epsilon_labels)
-
     _protected_units = staticmethod(lambda nodes: 0)  # pure local DP: delta 0
 
+    def _running_epsilon(self, plan: LocalDPPlan, stage: str, steps: int) -> float:
+        return plan.epsilon(self.delta_)  # every report is made before training
+
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
-        self.encoder_, self.domain_sizes_ = feature_schema(
+        self.feature_encoder_, self.domain_sizes_ = feature_schema(
             nodes.graph.x, randomize=self.randomize, group_size=self.feature_group_size,
             feature_range=self.feature_range, name="RGNNClassifier")
         self.n_sampled_features_ = min(self.n_sampled_features, self.domain_sizes_.size)
+        self.epsilon_per_feature_, self.epsilon_labels_ = split_local_budget(
+            self.epsilon, self.n_sampled_features_, epsilon_per_feature=self.epsilon_per_feature,
+            epsilon_labels=self.epsilon_labels, context="RGNNClassifier")
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> LocalDPPlan:
         return plan_local_grr(n_features=self.domain_sizes_.size,
                               n_sampled_features=self.n_sampled_features_,
-                              epsilon_per_feature=self.epsilon_per_feature,
-                              n_classes=len(self.classes_), epsilon_labels=self.epsilon_labels)
+                              epsilon_per_feature=self.epsilon_per_feature_,
+                              n_classes=len(self.classes_), epsilon_labels=self.epsilon_labels_)
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: LocalDPPlan,
                streams: RandomStreams) -> None:
-        graph, c = nodes.graph, len(self.classes_)
+        graph, c, eps_y = nodes.graph, len(self.classes_), self.epsilon_labels_
         feature_rng, label_rng = client_generators(streams)           # clients (simulated)
-        y = grr_randomize(y, c, self.epsilon_labels, label_rng) if self.randomize else y
+        y = grr_randomize(y, c, eps_y, label_rng) if self.randomize else y
         operator = mean_propagation_operator(graph)                    # server: reconstruct
         self.feature_hops_, self.label_hops_ = (
             _hops(setting, operator) for setting in (self.feature_hops, self.label_hops))
         self.reconstructed_x_ = self._reconstructed(graph, feature_rng, operator)
         self._cache_release(graph, "features", self.reconstructed_x_)
-        targets = (y if np.isinf(self.epsilon_labels) else reconstruct_labels(
-            operator, nodes.index, y, c, self.epsilon_labels, self.label_hops_).argmax(axis=1))
-        train, val = holdout_split(len(y), self.validation_fraction, streams.numpy("split"))
+        targets = (y if np.isinf(eps_y) else reconstruct_labels(
+            operator, nodes.index, y, c, eps_y, self.label_hops_).argmax(axis=1))
+        train, val = holdout_split(len(y), self.validation_fraction or 0.0,
+                                   streams.numpy("split"))
         parts = metis_partition(graph.indptr, graph.indices, self.n_clusters,
                                 seed=streams.integer("split"))
-        bag, proportions = bag_label_proportions(parts[nodes.index[train]], y[train], c,
-                                                 self.epsilon_labels)
-        module = GNN(self.reconstructed_x_.shape[1], self.hidden_dim, c, num_layers=self.layers,
-                     backbone=self.backbone, dropout=self.dropout).to(self.device_)
+        bag, proportions = bag_label_proportions(parts[nodes.index[train]], y[train], c, eps_y)
+        module = GNN(self.reconstructed_x_.shape[1], self.hidden_dim, c,
+                     num_layers=self.num_layers, conv=self.conv,
+                     dropout=self.dropout).to(self.device_)
         self.history_, self.best_epoch_ = train_llp_gnn(
             module, self.reconstructed_x_, graph.edge_index, nodes.index[train], targets[train],
             bag, proportions, llp_weight=self.llp_weight, epochs=self.epochs, lr=self.lr,
             max_grad_norm=self.max_grad_norm, val_index=nodes.index[val], val_targets=targets[val],
-            verbose=self.verbose, desc=type(self).__name__)
+            epsilon=self._running_epsilon(plan, "classifier", 0), stage="classifier",
+            verbose=bool(self.verbose),
+            description=f"{type(self).__name__} classifier")
         self.module_ = module.cpu().eval()
 
     def _reconstructed(self, graph: Graph, rng, operator=None) -> np.ndarray:
         operator = mean_propagation_operator(graph) if operator is None else operator
-        return reconstruct_from_clients(graph, self.encoder_, self.domain_sizes_,
-                                        self.epsilon_per_feature, self.n_sampled_features_,
+        return reconstruct_from_clients(graph, self.feature_encoder_, self.domain_sizes_,
+                                        self.epsilon_per_feature_, self.n_sampled_features_,
                                         _hops(self.feature_hops, operator), rng,
                                         operator=operator)
 
@@ -187,7 +212,7 @@ class RGNNClassifier(BaseDPClassifier):
         cached = self._cached(graph, "features")
         if cached is not None or not self.randomize:
             return cached if cached is not None else self._reconstructed(graph, None)
-        eps = grr_fs_epsilon(self.n_sampled_features_, self.epsilon_per_feature)
+        eps = grr_fs_epsilon(self.n_sampled_features_, self.epsilon_per_feature_)
         return self._release(graph, "features", lambda s: self._reconstructed(
             graph, client_generators(s)[0]), lambda: {"epsilon": eps, "delta": 0.0,
                                                       "mechanism": "GRR-FS of every node"})

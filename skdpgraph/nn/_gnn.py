@@ -9,9 +9,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["GNN", "BACKBONES"]
+__all__ = ["GNN", "CONVS"]
 
-BACKBONES = ("sage", "gcn", "gat")
+#: The graph convolutions :class:`GNN` builds (its ``conv`` parameter).
+CONVS = ("sage", "gcn", "gat")
 _GAT_HEADS = 4
 
 
@@ -23,7 +24,7 @@ class GNN(nn.Module):
     in_dim, hidden_dim, out_dim : int
         Input, hidden and output widths.
     num_layers : int, default=2
-    backbone : {"sage", "gcn", "gat"}, default="sage"
+    conv : {"sage", "gcn", "gat"}, default="sage"
         ``SAGEConv`` (mean aggregator), ``GCNConv`` or ``GATConv`` (4 heads, concatenated,
         in hidden layers; one head in the output layer).
     dropout : float, default=0.5
@@ -32,30 +33,30 @@ class GNN(nn.Module):
     --------
     >>> import torch
     >>> from skdpgraph.nn import GNN
-    >>> gnn = GNN(3, 8, 2, backbone="gcn")
+    >>> gnn = GNN(3, 8, 2, conv="gcn")
     >>> gnn(torch.ones(4, 3), torch.tensor([[0, 1, 2], [1, 2, 3]])).shape
     torch.Size([4, 2])
     """
 
     def __init__(self, in_dim: int, hidden_dim: int, out_dim: int, num_layers: int = 2,
-                 backbone: str = "sage", dropout: float = 0.5) -> None:
+                 conv: str = "sage", dropout: float = 0.5) -> None:
         super().__init__()
         from torch_geometric.nn import GATConv, GCNConv, SAGEConv
 
-        if backbone not in BACKBONES:
-            raise ValueError(f"GNN: backbone must be one of {BACKBONES}. Got {backbone!r}.")
+        if conv not in CONVS:
+            raise ValueError(f"GNN: conv must be one of {CONVS}. Got {conv!r}.")
         widths = [in_dim] + [hidden_dim] * (num_layers - 1) + [out_dim]
         self.convs = nn.ModuleList()
         for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
             last = i == num_layers - 1
-            if backbone == "sage":
-                conv = SAGEConv(a, b)
-            elif backbone == "gcn":
-                conv = GCNConv(a, b)
+            if conv == "sage":
+                layer = SAGEConv(a, b)
+            elif conv == "gcn":
+                layer = GCNConv(a, b)
             else:
                 a = a if i == 0 else a * _GAT_HEADS
-                conv = GATConv(a, b, heads=1 if last else _GAT_HEADS, concat=not last)
-            self.convs.append(conv)
+                layer = GATConv(a, b, heads=1 if last else _GAT_HEADS, concat=not last)
+            self.convs.append(layer)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import torch
 from torch import nn
+
+from skdpgraph._progress import EpochProgress, epoch_record
 
 __all__ = ["llp_loss", "train_llp_gnn"]
 
@@ -58,8 +61,9 @@ def llp_loss(probs: torch.Tensor, bag: torch.Tensor, target: torch.Tensor) -> to
 
 def train_llp_gnn(module: nn.Module, x, edge_index, train_index, targets, bag, proportions, *,
                   llp_weight: float, epochs: int, lr: float, max_grad_norm: float | None = None,
-                  val_index=None, val_targets=None, verbose: bool = False,
-                  desc: str = "train") -> tuple[list[dict], int]:
+                  val_index=None, val_targets=None, epsilon: float = math.nan,
+                  stage: str = "classifier", verbose: bool = False,
+                  description: str = "train") -> tuple[list[dict], int]:
     r"""Full-batch Adam on :math:`\mathrm{CE} + \alpha\,\mathcal{L}_{llp}` (no DP-SGD).
 
     With ``val_index``, the model is evaluated after every epoch on those nodes against
@@ -83,16 +87,24 @@ def train_llp_gnn(module: nn.Module, x, edge_index, train_index, targets, bag, p
         Clip the global gradient norm to this value (stability only, not privacy).
     val_index, val_targets : Tensor of int64 or None
         Model-selection nodes and their targets (None or empty: no selection).
+    epsilon : float, default=nan
+        The epsilon already spent on the inputs (local DP: all of it before training),
+        stated in every record.
+    stage : str, default="classifier"
+        The stage named in every record.
+    verbose : bool, default=False
+        Show a progress bar with the loss and epsilon; it stays on screen when done.
+    description : str, default="train"
+        The progress bar's label.
 
     Returns
     -------
     history : list of dict
-        Per epoch: loss, training accuracy and, with ``val_index``, ``val_accuracy``.
+        One :func:`~skdpgraph._progress.epoch_record` per epoch (``validation_accuracy``
+        None without ``val_index``).
     best_epoch : int
         The epoch (1-based) whose parameters ``module`` holds on return.
     """
-    from tqdm.auto import tqdm
-
     device = next(module.parameters()).device
     x, edge_index, train_index, targets, bag, proportions = (
         _tensor(a, device) for a in (x, edge_index, train_index, targets, bag, proportions))
@@ -102,7 +114,8 @@ def train_llp_gnn(module: nn.Module, x, edge_index, train_index, targets, bag, p
         val_index, val_targets = _tensor(val_index, device), _tensor(val_targets, device)
     optimizer = torch.optim.Adam(module.parameters(), lr=lr)
     history, best, best_epoch, best_state = [], -1.0, epochs, None
-    for epoch in tqdm(range(1, epochs + 1), desc=desc, disable=not verbose):
+    progress = EpochProgress(epochs, description, verbose=verbose)
+    for epoch in progress:
         module.train()
         optimizer.zero_grad()
         logits = module(x, edge_index)[train_index]
@@ -113,17 +126,18 @@ def train_llp_gnn(module: nn.Module, x, edge_index, train_index, targets, bag, p
         if max_grad_norm is not None:
             nn.utils.clip_grad_norm_(module.parameters(), max_grad_norm)
         optimizer.step()
-        record = {"epoch": epoch, "loss": float(loss.detach()),
-                  "accuracy": float((logits.argmax(-1) == targets).float().mean())}
+        record = epoch_record(stage, epoch, float(loss.detach()), epsilon=epsilon,
+                              train_accuracy=float((logits.argmax(-1) == targets).float().mean()))
         if val_index is not None:
             module.eval()
             with torch.no_grad():
                 predicted = module(x, edge_index)[val_index].argmax(-1)
-            record["val_accuracy"] = float((predicted == val_targets).float().mean())
-            if record["val_accuracy"] > best:
-                best, best_epoch = record["val_accuracy"], epoch
+            record["validation_accuracy"] = float((predicted == val_targets).float().mean())
+            if record["validation_accuracy"] > best:
+                best, best_epoch = record["validation_accuracy"], epoch
                 best_state = copy.deepcopy(module.state_dict())
         history.append(record)
+        progress.show(record)
     if best_state is not None:
         module.load_state_dict(best_state)
     return history, best_epoch

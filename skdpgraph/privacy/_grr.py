@@ -432,7 +432,8 @@ def grr_fs_paper_epsilon(
     d = _check_int(n_features, "n_features", low=1)
     m = _check_int(n_sampled_features, "n_sampled_features", low=1, high=d)
     epsilon = _check_epsilon(epsilon_per_feature)
-    return float(np.log1p(m / d * np.expm1(m * epsilon)))
+    with np.errstate(over="ignore"):  # inf for budgets past exp's range (m * eps > 709)
+        return float(np.log1p(m / d * np.expm1(m * epsilon)))
 
 
 def grr_fs_worst_case_log_ratio(

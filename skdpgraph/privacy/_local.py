@@ -17,8 +17,12 @@ from skdpgraph.privacy._calibration import PrivacyBudgetError
 from skdpgraph.privacy._grr import grr_fs_epsilon, grr_fs_paper_epsilon
 from skdpgraph.privacy._plan import DPSGDPlan
 
-__all__ = ["LocalRandomiser", "LocalDPPlan", "plan_local_grr", "UntilBudgetPlan",
-           "plan_until_budget"]
+__all__ = ["LocalRandomiser", "LocalDPPlan", "plan_local_grr", "split_local_budget",
+           "UntilBudgetPlan", "plan_until_budget"]
+
+#: RGNN's default split of a total budget: labels 3 parts, features 10 parts. These are the
+#: paper's defaults (eps_y = 3 next to m * eps_x = 10 * 1), which ``epsilon=13`` reproduces.
+LABEL_PARTS, TOTAL_PARTS = 3, 13
 
 
 class LocalRandomiser(NamedTuple):
@@ -113,6 +117,88 @@ def plan_local_grr(*, n_features: int, n_sampled_features: int, epsilon_per_feat
                         f"the paper's Theorem 1 would claim {paper:.4g}, not an upper bound"),
         LocalRandomiser("labels (training nodes)", f"GRR over {n_classes} classes",
                         float(epsilon_labels))))
+
+
+def split_local_budget(epsilon: float, n_sampled_features: int, *,
+                       epsilon_per_feature: float | None = None,
+                       epsilon_labels: float | None = None,
+                       context: str = "split_local_budget") -> tuple[float, float]:
+    r"""Split a total local budget between GRR-FS on features and GRR on labels (RGNN).
+
+    A training node spends :math:`m\varepsilon_x + \varepsilon_y` (basic composition);
+    the split makes that equal to ``epsilon``:
+
+    - neither override: :math:`\varepsilon_y = \frac{3}{13}\varepsilon` and
+      :math:`\varepsilon_x = (\varepsilon - \varepsilon_y) / m`, the paper's defaults
+      (:math:`m = 10`, :math:`\varepsilon_x = 1`, :math:`\varepsilon_y = 3`) at
+      :math:`\varepsilon = 13`;
+    - one override: it is kept and the other part gets the rest of ``epsilon``;
+    - both: :math:`m\varepsilon_x + \varepsilon_y` must equal ``epsilon``.
+
+    ``epsilon=inf`` gives ``inf`` to every part not given (that data is sent in the clear).
+
+    Parameters
+    ----------
+    epsilon : float
+        Total per-node budget, in ``(0, inf]``.
+    n_sampled_features : int
+        :math:`m`, the features each node reports through GRR (already capped at ``d``).
+    epsilon_per_feature, epsilon_labels : float or None, default=None
+        Overrides of :math:`\varepsilon_x` and :math:`\varepsilon_y`.
+    context : str
+        Names the caller in error messages.
+
+    Returns
+    -------
+    epsilon_per_feature, epsilon_labels : float
+
+    Raises
+    ------
+    PrivacyBudgetError
+        If one override leaves no budget (zero or less) for the other part.
+    ValueError
+        If both overrides are given and do not add up to ``epsilon``.
+
+    Examples
+    --------
+    >>> split_local_budget(13.0, 10)
+    (1.0, 3.0)
+    >>> split_local_budget(6.0, 10, epsilon_labels=1.0)
+    (0.5, 1.0)
+    """
+    m = int(n_sampled_features)
+    if epsilon_per_feature is not None and epsilon_labels is not None:
+        total = m * epsilon_per_feature + epsilon_labels
+        if not math.isclose(total, epsilon, rel_tol=1e-9):
+            raise ValueError(
+                f"{context}: epsilon_per_feature={epsilon_per_feature:g} and epsilon_labels="
+                f"{epsilon_labels:g} spend m * epsilon_per_feature + epsilon_labels = {m} * "
+                f"{epsilon_per_feature:g} + {epsilon_labels:g} = {total:g} (m = "
+                f"n_sampled_features, capped at the number of encoded features), but "
+                f"epsilon={epsilon:g}; they must add up to epsilon. Give only one of them (the "
+                f"other gets the rest of epsilon) or set epsilon={total:g}.")
+        return float(epsilon_per_feature), float(epsilon_labels)
+    if math.isinf(epsilon):
+        return (math.inf if epsilon_per_feature is None else float(epsilon_per_feature),
+                math.inf if epsilon_labels is None else float(epsilon_labels))
+    if epsilon_labels is not None:
+        rest = epsilon - epsilon_labels
+        if not rest > 0:
+            raise PrivacyBudgetError(
+                f"{context}: epsilon_labels={epsilon_labels:g} leaves no budget for the "
+                f"features out of epsilon={epsilon:g}; epsilon_labels must be below epsilon.")
+        return rest / m, float(epsilon_labels)
+    if epsilon_per_feature is not None:
+        rest = epsilon - m * epsilon_per_feature
+        if not rest > 0:
+            raise PrivacyBudgetError(
+                f"{context}: epsilon_per_feature={epsilon_per_feature:g} on m={m} sampled "
+                f"features spends {m * epsilon_per_feature:g}, leaving no budget for the "
+                f"labels out of epsilon={epsilon:g}; m * epsilon_per_feature must be below "
+                "epsilon.")
+        return float(epsilon_per_feature), rest
+    labels = epsilon * LABEL_PARTS / TOTAL_PARTS
+    return (epsilon - labels) / m, labels
 
 
 @dataclasses.dataclass(frozen=True)

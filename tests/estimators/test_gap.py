@@ -115,8 +115,8 @@ def test_node_level_progress_shows_the_running_epsilon(data, capsys):
     X, y, _, _ = _split(data)
     clf = GAPClassifier(epsilon=4.0, privacy_level="node", batch_size=50, verbose=True,
                         **FAST).fit(X, y)
-    encoder = [r["epsilon"] for r in clf.history_["encoder"]]
-    classifier = [r["epsilon"] for r in clf.history_["classifier"]]
+    encoder = [r["epsilon"] for r in clf.history_ if r["stage"] == "encoder"]
+    classifier = [r["epsilon"] for r in clf.history_ if r["stage"] == "classifier"]
     running = encoder + classifier
     assert all(math.isfinite(e) for e in running) and running == sorted(running)
     assert classifier[-1] == pytest.approx(clf.epsilon_spent_, rel=1e-9)
@@ -344,7 +344,7 @@ def test_validation_fraction_keeps_the_best_epoch_at_edge_level_only(data):
     # The split comes from the "split" stream of the fit's random streams.
     _, held = train_test_split(np.arange(200), test_size=50, stratify=y,
                                random_state=RandomStreams(0).integer("split"))
-    scores = [r["validation_accuracy"] for r in clf.history_["classifier"]]
+    scores = [r["validation_accuracy"] for r in clf.history_ if r["stage"] == "classifier"]
     assert len(scores) == 15 and clf.score(X[held], y[held]) == pytest.approx(max(scores))
     with pytest.raises(ValueError, match="only allowed at privacy_level='edge'"):
         GAPClassifier(privacy_level="node", validation_fraction=0.1, **FAST).fit(X, y)

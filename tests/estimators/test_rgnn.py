@@ -7,6 +7,7 @@ import pytest
 import torch
 from sklearn import config_context
 
+import skdpgraph.estimators._rgnn as rgnn_module
 import skdpgraph.preprocessing._randomizers as randomizers_module
 import skdpgraph.privacy._local as local_module
 from skdpgraph import Graph, PrivacyBudgetError, RGNNClassifier
@@ -30,10 +31,11 @@ def binary_data():
 
 def test_epsilon_and_report(binary_data):
     graph, y, train = binary_data
-    clf = RGNNClassifier(epsilon_per_feature=0.5, epsilon_labels=2.0, n_sampled_features=6,
+    clf = RGNNClassifier(epsilon=5.0, epsilon_labels=2.0, n_sampled_features=6,
                          feature_group_size=4, random_state=0, **FAST).fit(graph.nodes(train),
                                                                            y[train])
     assert clf.n_sampled_features_ == 6 and clf.domain_sizes_.tolist() == [2] * 10
+    assert clf.epsilon_per_feature_ == pytest.approx(0.5)  # the rest, (5 - 2) / 6
     assert clf.epsilon_spent_ == pytest.approx(6 * 0.5 + 2.0)
     assert clf.delta_ == 0.0 and clf.privacy_.epsilon == clf.epsilon_spent_
     assert clf.privacy_.unit.startswith("local")
@@ -46,12 +48,14 @@ def test_m_is_capped_at_the_number_of_features(binary_data):
     graph, y, train = binary_data
     clf = RGNNClassifier(n_sampled_features=100, feature_group_size=10, random_state=0,
                          **FAST).fit(graph.nodes(train), y[train])
-    assert clf.n_sampled_features_ == 4 and clf.epsilon_spent_ == pytest.approx(4 * 1.0 + 3.0)
+    # the split uses the capped m: the features' 10/13 of epsilon go to 4 features
+    assert clf.n_sampled_features_ == 4 and clf.epsilon_spent_ == pytest.approx(13.0)
+    assert (clf.epsilon_per_feature_, clf.epsilon_labels_) == pytest.approx((10 / 4, 3.0))
 
 
 def test_randomize_false_on_prerandomised_data_gives_the_same_model(binary_data):
     graph, y, train = binary_data
-    params = dict(epsilon_per_feature=1.0, epsilon_labels=1.0, n_sampled_features=5,
+    params = dict(epsilon=6.0, epsilon_labels=1.0, n_sampled_features=5,  # eps_x = 1
                   random_state=7, **FAST)
     direct = RGNNClassifier(feature_group_size=2, **params).fit(graph.nodes(train), y[train])
     # The clients, with the same seed:
@@ -84,7 +88,7 @@ def test_randomize_false_rejects_non_codes(binary_data):
 def test_learns_on_csbm_and_beats_the_noisy_baseline():
     data = make_csbm(n_nodes=600, random_state=1)
     train, test = np.arange(0, 600, 2), np.arange(1, 600, 2)
-    kw = dict(epsilon_per_feature=1.0, epsilon_labels=1.0, label_hops=2, epochs=60,
+    kw = dict(epsilon=11.0, epsilon_labels=1.0, label_hops=2, epochs=60,  # eps_x = 1, m = 10
               random_state=0)
     rgnn = RGNNClassifier(**kw).fit(data.graph.nodes(train), data.y[train])
     noisy = RGNNClassifier(**{**kw, "feature_hops": 0, "label_hops": 0, "llp_weight": 0.0}).fit(
@@ -94,11 +98,10 @@ def test_learns_on_csbm_and_beats_the_noisy_baseline():
     assert acc > noisy.score(data.graph.nodes(test), data.y[test]) + 0.1
 
 
-@pytest.mark.parametrize("backbone", ["gcn", "gat"])
-def test_backbones(binary_data, backbone):
+@pytest.mark.parametrize("conv", ["gcn", "gat"])
+def test_convs(binary_data, conv):
     graph, y, train = binary_data
-    clf = RGNNClassifier(backbone=backbone, random_state=0, **FAST).fit(graph.nodes(train),
-                                                                        y[train])
+    clf = RGNNClassifier(conv=conv, random_state=0, **FAST).fit(graph.nodes(train), y[train])
     assert clf.predict(graph.nodes([1, 3])).shape == (2,)
 
 
@@ -127,8 +130,8 @@ def test_release_on_a_new_graph_is_recorded_with_fresh_reports(binary_data, monk
     original = randomizers_module.grr_fs_randomize
     monkeypatch.setattr(randomizers_module, "grr_fs_randomize",
                         lambda *a: reports.append(original(*a)) or reports[-1])
-    clf = RGNNClassifier(random_state=0, n_sampled_features=4, **FAST).fit(
-        graph.nodes(train), y[train])
+    clf = RGNNClassifier(epsilon=7.0, epsilon_per_feature=1.0, random_state=0,
+                         n_sampled_features=4, **FAST).fit(graph.nodes(train), y[train])
     assert len(reports) == 1 and clf.privacy_.releases == ()
     clf.predict(Graph(graph.edge_index, graph.x).nodes())  # identical copy: cached
     assert len(reports) == 1 and clf.privacy_.releases == ()
@@ -181,7 +184,7 @@ def test_no_exact_data_bounds_in_the_fitted_estimator():
     collect(vars(clf))
     kept = np.unique(np.array(floats))
     assert not np.isin(bounds, kept).any(), "the fitted RGNN keeps a column's min or max"
-    np.testing.assert_allclose(clf.encoder_.bin_edges_,
+    np.testing.assert_allclose(clf.feature_encoder_.bin_edges_,
                                np.tile(np.linspace(-1.5, 1.5, 5), (6, 1)))
     assert any("feature_range=(-1.5, 1.5)" in text for text in clf.privacy_.assumptions)
 
@@ -233,18 +236,19 @@ def test_no_kept_integer_replays_training(binary_data):
 
 def test_non_private_labels(binary_data):
     graph, y, train = binary_data
-    clf = RGNNClassifier(epsilon_labels=np.inf, random_state=0, **FAST).fit(
+    clf = RGNNClassifier(epsilon=np.inf, epsilon_per_feature=1.0, random_state=0, **FAST).fit(
         graph.nodes(train), y[train])
     assert clf.epsilon_spent_ == np.inf and not clf.privacy_.private
+    assert (clf.epsilon_per_feature_, clf.epsilon_labels_) == (1.0, np.inf)
 
 
 def test_validation_fraction_selects_an_epoch_on_held_out_reconstructed_labels(binary_data):
     graph, y, train = binary_data
     kw = dict(epsilon_labels=1.0, random_state=0, **{**FAST, "epochs": 25})
     plain = RGNNClassifier(**kw).fit(graph.nodes(train), y[train])
-    assert plain.best_epoch_ == 25 and "val_accuracy" not in plain.history_[-1]
+    assert plain.best_epoch_ == 25 and plain.history_[-1]["validation_accuracy"] is None
     clf = RGNNClassifier(validation_fraction=0.3, **kw).fit(graph.nodes(train), y[train])
-    scores = [h["val_accuracy"] for h in clf.history_]
+    scores = [h["validation_accuracy"] for h in clf.history_]
     assert clf.best_epoch_ == int(np.argmax(scores)) + 1
     assert not np.allclose(clf.predict_proba(graph.nodes()), plain.predict_proba(graph.nodes()))
 
@@ -282,3 +286,72 @@ def test_propagation_hops_reads_the_spread_of_the_means():
     assert propagation_hops(mean_propagation_operator(dense)) in (2, 3)
     complete = sp.csr_matrix(np.full((50, 50), 1 / 50))
     assert propagation_hops(complete) == 1
+
+
+def _spy_on_the_clients(monkeypatch) -> dict:
+    """Record the epsilons the simulated clients randomise with."""
+    seen = {}
+    features, labels = randomizers_module.grr_fs_randomize, rgnn_module.grr_randomize
+
+    def spy_features(codes, domain_sizes, epsilon, m, rng):
+        seen["features"] = (epsilon, m)
+        return features(codes, domain_sizes, epsilon, m, rng)
+
+    def spy_labels(values, n_classes, epsilon, rng):
+        seen["labels"] = epsilon
+        return labels(values, n_classes, epsilon, rng)
+
+    monkeypatch.setattr(randomizers_module, "grr_fs_randomize", spy_features)
+    monkeypatch.setattr(rgnn_module, "grr_randomize", spy_labels)
+    return seen
+
+
+@pytest.mark.parametrize("params, eps_x, eps_y", [
+    # by hand: labels 3/13 of epsilon, the other 10/13 evenly over the m = 10 features
+    (dict(epsilon=6.5), 6.5 * 10 / 13 / 10, 6.5 * 3 / 13),
+    (dict(epsilon=13.0), 1.0, 3.0),  # the paper's defaults
+    (dict(epsilon=4.0, epsilon_labels=1.0), (4.0 - 1.0) / 10, 1.0),
+    (dict(epsilon=4.0, epsilon_per_feature=0.2), 0.2, 4.0 - 10 * 0.2),
+    (dict(epsilon=3.0, epsilon_per_feature=0.25, epsilon_labels=0.5), 0.25, 0.5),
+])
+def test_total_epsilon_is_split_between_features_and_labels(binary_data, monkeypatch, params,
+                                                            eps_x, eps_y):
+    graph, y, train = binary_data
+    seen = _spy_on_the_clients(monkeypatch)
+    clf = RGNNClassifier(feature_group_size=2, random_state=0, **params, **FAST).fit(
+        graph.nodes(train), y[train])  # d = 20 grouped features, m = 10
+    assert seen["features"] == (pytest.approx(eps_x), 10)
+    assert seen["labels"] == pytest.approx(eps_y)
+    assert (clf.epsilon_per_feature_, clf.epsilon_labels_) == pytest.approx((eps_x, eps_y))
+    # the same accountant as before: GRR-FS's m * eps_x plus GRR's eps_y, the whole budget
+    assert clf.epsilon_spent_ == pytest.approx(10 * eps_x + eps_y, rel=1e-12)
+    assert clf.epsilon_spent_ <= params["epsilon"] * (1 + 1e-9)
+    assert clf.epsilon_spent_ == pytest.approx(params["epsilon"], rel=1e-12)
+    assert f"eps_x={eps_x:g}" in clf.privacy_.events[0]
+
+
+@pytest.mark.parametrize("params, error, match", [
+    (dict(epsilon=3.0, epsilon_per_feature=0.1, epsilon_labels=1.0), ValueError,
+     r"spend m \* epsilon_per_feature \+ epsilon_labels = 10 \* 0.1 \+ 1 = 2 .* but "
+     r"epsilon=3; they must add up to epsilon"),
+    (dict(epsilon=2.0, epsilon_labels=2.0), PrivacyBudgetError,
+     r"epsilon_labels=2 leaves no budget for the features out of epsilon=2"),
+    (dict(epsilon=2.0, epsilon_per_feature=0.5), PrivacyBudgetError,
+     r"epsilon_per_feature=0.5 on m=10 sampled features spends 5, leaving no budget for the "
+     r"labels out of epsilon=2"),
+])
+def test_overrides_that_do_not_fit_epsilon_are_refused_before_the_clients_randomise(
+        binary_data, monkeypatch, params, error, match):
+    graph, y, train = binary_data
+    seen = _spy_on_the_clients(monkeypatch)
+    with pytest.raises(error, match=match):
+        RGNNClassifier(feature_group_size=2, **params, **FAST).fit(graph.nodes(train), y[train])
+    assert seen == {}
+
+
+def test_epsilon_is_a_search_parameter(binary_data):
+    graph, y, train = binary_data
+    clf = RGNNClassifier(random_state=0, **FAST)
+    spent = [clf.set_params(epsilon=e).fit(graph.nodes(train), y[train]).epsilon_spent_
+             for e in (2.0, 8.0)]
+    assert spent == pytest.approx([2.0, 8.0])

@@ -1,4 +1,4 @@
-"""Tests for the PyG backbones and the label-proportion loss."""
+"""Tests for the PyG convolutions and the label-proportion loss."""
 
 import numpy as np
 import pytest
@@ -7,17 +7,17 @@ import torch
 from skdpgraph.nn import GNN, llp_loss, train_llp_gnn
 
 
-@pytest.mark.parametrize("backbone", ["sage", "gcn", "gat"])
+@pytest.mark.parametrize("conv", ["sage", "gcn", "gat"])
 @pytest.mark.parametrize("layers", [1, 2, 3])
-def test_gnn_shapes(backbone, layers):
+def test_gnn_shapes(conv, layers):
     edge_index = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]])
-    out = GNN(5, 8, 3, num_layers=layers, backbone=backbone)(torch.randn(4, 5), edge_index)
+    out = GNN(5, 8, 3, num_layers=layers, conv=conv)(torch.randn(4, 5), edge_index)
     assert out.shape == (4, 3)
 
 
-def test_gnn_unknown_backbone():
-    with pytest.raises(ValueError, match="backbone must be one of"):
-        GNN(2, 2, 2, backbone="gin")
+def test_gnn_unknown_conv():
+    with pytest.raises(ValueError, match="conv must be one of"):
+        GNN(2, 2, 2, conv="gin")
 
 
 def test_llp_loss_hand_computed():
@@ -60,11 +60,11 @@ def test_train_llp_gnn_keeps_the_best_validation_epoch():
     x, edge_index, y, bag, prop = _toy_problem()
     val = torch.arange(30, 40)
     noisy_val = torch.randint(0, 2, (10,), generator=torch.Generator().manual_seed(1))
-    module = GNN(4, 8, 2, backbone="sage", dropout=0.5)
+    module = GNN(4, 8, 2, conv="sage", dropout=0.5)
     history, best = train_llp_gnn(module, x, edge_index, torch.arange(30), y[:30], bag, prop,
                                   llp_weight=0.1, epochs=30, lr=0.05, val_index=val,
                                   val_targets=noisy_val)
-    scores = [h["val_accuracy"] for h in history]
+    scores = [h["validation_accuracy"] for h in history]
     assert best == int(np.argmax(scores)) + 1  # first epoch with the best score
     module.eval()
     with torch.no_grad():
@@ -82,7 +82,7 @@ def test_train_llp_gnn_without_validation_and_with_clipping():
         history, best = train_llp_gnn(module, x, edge_index, torch.arange(30), y[:30], bag,
                                       prop, llp_weight=0.0, epochs=5, lr=0.1,
                                       max_grad_norm=clip)
-        assert best == 5 and "val_accuracy" not in history[-1]
+        assert best == 5 and history[-1]["validation_accuracy"] is None
         moved[clip] = max(float((p.detach() - b).abs().max())
                           for p, b in zip(module.parameters(), before))
     assert moved[None] > 0.1 and moved[1e-12] < 1e-3

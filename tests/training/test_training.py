@@ -73,8 +73,8 @@ def test_history_and_empty_poisson_batches():
     result = train_dpsgd(module, _data(), _loss, plan, lr=0.1,
                          generator=torch.Generator().manual_seed(0),
                          epsilon_at=lambda steps: float(steps))
-    assert [r["steps"] for r in result.history] == [30]
-    assert result.history[-1]["epsilon"] == 30.0
+    assert [r["epoch"] for r in result.history] == [1]
+    assert result.history[-1]["epsilon"] == 30.0  # after all 30 steps, empty batches included
     assert not hasattr(result.module, "_module") and not result.module.training
 
 

@@ -1,0 +1,102 @@
+"""Training progress: the one per-epoch record and the one progress bar of every estimator.
+
+Every training loop (:func:`~skdpgraph.training.train_dpsgd`,
+:func:`~skdpgraph.nn.train_llp_gnn`) builds its epochs' records with :func:`epoch_record`
+and shows them with :class:`EpochProgress`, so that ``history_`` has the same columns for
+every estimator and stage and ``pandas.DataFrame(clf.history_)`` plots any of them. The
+module sits below every layer (like ``_random.py``): the loops of ``nn/`` and
+``training.py`` both use it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator
+
+from tqdm.auto import tqdm
+
+__all__ = ["HISTORY_COLUMNS", "EpochProgress", "epoch_record"]
+
+#: The keys of every ``history_`` record, in order.
+HISTORY_COLUMNS = ("stage", "epoch", "loss", "train_accuracy", "validation_accuracy", "epsilon")
+
+
+def epoch_record(stage: str, epoch: int, loss: float, *, epsilon: float,
+                 train_accuracy: float | None = None,
+                 validation_accuracy: float | None = None) -> dict[str, Any]:
+    """One epoch of ``history_``: the keys of :data:`HISTORY_COLUMNS`, in that order.
+
+    Parameters
+    ----------
+    stage : str
+        The training stage (``"encoder"``, ``"classifier"``).
+    epoch : int
+        1-based epoch within the stage.
+    loss : float
+        Mean training loss over the epoch (NaN when no example was seen).
+    epsilon : float
+        Epsilon spent so far, from the plan's accountant (``inf`` when not private, NaN
+        when the loop was given no accountant).
+    train_accuracy, validation_accuracy : float or None, default=None
+        None when not measured (no correctness given, no validation split).
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> epoch_record("classifier", 1, 0.5, epsilon=1.25)
+    {'stage': 'classifier', 'epoch': 1, 'loss': 0.5, 'train_accuracy': None, \
+'validation_accuracy': None, 'epsilon': 1.25}
+    """
+    return {"stage": stage, "epoch": int(epoch), "loss": float(loss),
+            "train_accuracy": None if train_accuracy is None else float(train_accuracy),
+            "validation_accuracy": (None if validation_accuracy is None
+                                    else float(validation_accuracy)),
+            "epsilon": float(epsilon)}
+
+
+def _format_epsilon(epsilon: float) -> str:
+    if math.isnan(epsilon):
+        return "?"
+    return "inf" if math.isinf(epsilon) else f"{epsilon:.3g}"
+
+
+class EpochProgress:
+    """A tqdm bar over one stage's epochs, showing each record's loss and epsilon.
+
+    Iterating gives the epoch numbers ``1..epochs``. The bar stays on screen when the
+    stage ends (``leave=True``) and is closed even if training fails; with
+    ``verbose=False`` nothing is printed.
+
+    Parameters
+    ----------
+    epochs : int
+        Epochs in the stage.
+    description : str
+        Shown before the bar, e.g. ``"GAPClassifier encoder"``.
+    verbose : bool
+        Show the bar.
+
+    Examples
+    --------
+    >>> progress = EpochProgress(2, "demo", verbose=False)
+    >>> for epoch in progress:
+    ...     progress.show(epoch_record("classifier", epoch, 0.5, epsilon=1.0))
+    >>> progress.shown
+    2
+    """
+
+    def __init__(self, epochs: int, description: str, *, verbose: bool) -> None:
+        self._bar = tqdm(range(1, epochs + 1), desc=description, unit="epoch", leave=True,
+                         disable=not verbose)
+        self.shown = 0
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._bar)
+
+    def show(self, record: dict[str, Any]) -> None:
+        """Show the loss and running epsilon of the epoch just finished."""
+        self._bar.set_postfix(loss=f"{record['loss']:.4g}", eps=_format_epsilon(record["epsilon"]))
+        self.shown += 1
