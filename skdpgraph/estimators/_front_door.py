@@ -88,7 +88,8 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
     epsilon : float, default=8.0
         Total budget of the chosen estimator; ``np.inf`` for its non-private counterpart.
     delta : float, default=None
-        The chosen estimator's default (1 / (10 x protected units)) when None.
+        The chosen estimator's default (1 / (10 x protected units)) when None; unused at
+        ``unit="local"``, whose guarantee is pure (delta 0).
     classes : array-like, default=None
         The public label set; None reads it from ``y`` (stated as public in ``privacy_``).
     random_state : int or None, default=None
@@ -138,9 +139,10 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
         import skdpgraph
 
         estimator = getattr(skdpgraph, choice.estimator)(
-            epsilon=self.epsilon, delta=self.delta, classes=self.classes,
-            random_state=self.random_state, device=self.device, verbose=self.verbose,
-            **choice.params)
+            epsilon=self.epsilon, classes=self.classes, random_state=self.random_state,
+            device=self.device, verbose=self.verbose, **choice.params)
+        if "delta" in estimator.get_params():  # pure local DP (RGNN) has no delta
+            estimator.set_params(delta=self.delta)
         estimator.fit(X, y)
         self.estimator_, self.choice_ = estimator, choice.reason
         self.classes_, self.n_features_in_ = estimator.classes_, estimator.n_features_in_

@@ -90,8 +90,10 @@ class RGNNClassifier(BaseDPClassifier):
     delta_ : float
     privacy_ : PrivacyReport
     n_sampled_features_ : int
-    feature_hops_, label_hops_ : int
-        Rounds used on the training graph.
+    feature_hops_ : int
+        Feature reconstruction rounds used on the training graph.
+    label_hops_ : int
+        Label reconstruction rounds used on the training graph.
     domain_sizes_ : ndarray of shape (d,)
     feature_encoder_ : CategoricalFeatureEncoder or None
     reconstructed_x_ : ndarray of shape (num_nodes, n_reconstructed)

@@ -20,6 +20,8 @@ COLUMNS = ["stage", "epoch", "loss", "train_accuracy", "validation_accuracy", "e
 
 
 def _stages(name: str) -> list[str]:
+    if name.startswith("ProGAP"):
+        return ["stage 0", "stage 1", "stage 2"]  # hops=2: K + 1 stages
     return ["encoder", "classifier"] if name.startswith("GAP") else ["classifier"]
 
 
@@ -91,7 +93,7 @@ def _final_bars(err: str) -> dict[str, str]:
     """The last state of each progress bar on screen, by its label."""
     bars = {}
     for segment in re.split(r"[\r\n]", err):
-        match = re.match(r"(\w+Classifier \w+):", segment)
+        match = re.match(r"(\w+Classifier \w+(?: \d+)?):", segment)
         if match:
             bars[match.group(1)] = segment
     return bars
