@@ -45,7 +45,9 @@ def _build_parser():
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
                         help="show the installed skdpgraph version and exit")
-    subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(
+        title="commands", dest="command", metavar="COMMAND",
+        help="one of the commands below; 'skdpgraph COMMAND --help' describes its options")
     for add_parser in _SUBCOMMANDS:
         add_parser(subparsers)
     return parser
