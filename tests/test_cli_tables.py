@@ -66,7 +66,8 @@ def _write(paths, nodes=None, edges=None):
      r"edges.csv: edge row 3 has target 'zz', which is not an id in the node table"),
     (lambda n, e: (n, e.rename(columns={"source": "src"})),
      r"edges.csv: edge table has no column 'source'"),
-    (lambda n, e: (n.assign(label=None), e), r"fit selects no rows: there are no labelled rows in column 'label'"),
+    (lambda n, e: (n.assign(label=None), e),
+     r"fit selects no rows: there are no labelled rows in column 'label'"),
     (lambda n, e: (pd.concat([n, n.iloc[:1]]), e), r"column 'id' has duplicate node ids"),
 ])
 def test_table_errors_name_the_problem(tables, capsys, corrupt, message):
