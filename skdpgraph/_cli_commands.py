@@ -164,7 +164,14 @@ def _make_estimator(args):
         params["epsilon"] = args.epsilon
     if args.random_state is not None:
         params["random_state"] = args.random_state
-    if args.verbose and "verbose" in estimator.get_params(deep=False):
+    valid = estimator.get_params(deep=False)
+    for key in params:
+        if key not in valid:
+            option = f"--{key.replace('_', '-')}" if key in ("epsilon", "random_state") \
+                else f"--param {key}"
+            raise ValueError(f"{option}: {type(estimator).__name__} has no parameter {key!r}; "
+                             f"its parameters are {', '.join(sorted(valid))}.")
+    if args.verbose and "verbose" in valid:
         params["verbose"] = True
     return estimator.set_params(**params)
 
