@@ -1,4 +1,4 @@
-"""Command-line interface: ``skdpgraph demo``.
+"""Command-line interface: ``skdpgraph demo|fit|predict|evaluate``.
 
 Each subcommand is one ``_add_<name>_parser(subparsers)`` function that registers its parser and
 sets ``func`` (a callable ``args -> exit code``) as the parser default; ``_SUBCOMMANDS`` lists them
@@ -28,7 +28,10 @@ def main(argv=None) -> int:
         0 on success, non-zero on failure.
     """
     parser = _build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors: a code, like the commands
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
@@ -40,8 +43,11 @@ def _build_parser():
         prog="skdpgraph",
         description="Differentially private graph neural networks with a scikit-learn API.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
+                        help="show the installed skdpgraph version and exit")
+    subparsers = parser.add_subparsers(
+        title="commands", dest="command", metavar="COMMAND",
+        help="one of the commands below; 'skdpgraph COMMAND --help' describes its options")
     for add_parser in _SUBCOMMANDS:
         add_parser(subparsers)
     return parser
@@ -191,7 +197,7 @@ def _positive_int(text):
 
 
 # Subcommands in help order; each registers its parser and sets `func`.
-from skdpgraph._cli_tables import (  # noqa: E402  (light module: imports stay lazy)
+from skdpgraph._cli_commands import (  # noqa: E402  (light module: imports stay lazy)
     add_evaluate_parser,
     add_fit_parser,
     add_predict_parser,

@@ -1,128 +1,132 @@
-"""``skdpgraph fit|predict|evaluate``: train and use an estimator from CSV tables.
+"""Reading the CSV tables of ``skdpgraph fit|predict|evaluate``.
 
 Tables
 ------
 * node table (``--nodes``): one row per node: an id column, a label column and feature
-  columns (by default every other column). A row whose label cell is **empty** is an
-  unlabelled node: it takes part in the graph, is not trained on, and is what ``predict``
-  predicts (``--all`` predicts every row).
+  columns (by default every other column except the split column). A row whose label cell
+  is **empty** is an unlabelled node: it takes part in the graph and is never trained on.
 * edge table (``--edges``, optional): one row per edge with a source and a target id
   column. Without it the graph has no edges.
 
-``fit`` saves the fitted estimator with joblib, together with the column names it was
-trained on, and prints its privacy report. ``fit --predictions`` also predicts the
-unlabelled rows in the same run, on the very graph the model was trained on (for estimators
-that reuse training-time computations, this costs nothing more).
+Labels are read as text and put in one canonical form, so that one class is one class
+whatever way a spreadsheet wrote it: numbers that are whole (``1``, ``1.0``, ``01``,
+``1e0``) become ``"1"``, other finite numbers their shortest decimal form (``2.50`` ->
+``"2.5"``), and any other text is kept with surrounding spaces removed.
 
-``predict`` and ``evaluate`` rebuild the graph from the tables. To an estimator that is a
-new graph object: a content fingerprint is never saved in the model file (it identifies the
-private data), so an estimator whose outputs are noisy makes a new release with fresh noise
-and records it in ``privacy_.releases``. Whenever a command adds a release, the model file
-is rewritten with the updated record *before* any output is written, and a line states the
-release and the new total (``privacy_.total_epsilon``, ``privacy_.total_delta``): a release
-is never given out without being saved.
+A *selection* names the rows a command trains on or scores: ``--split-column`` with
+``--split-value`` (rows whose cell equals the value), or ``--ids`` (a file with one node id
+per line).
 """
 
 from __future__ import annotations
 
-import argparse
-import ast
-import sys
+import math
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["add_fit_parser", "add_predict_parser", "add_evaluate_parser", "estimator_registry"]
+__all__ = ["TableError", "Tables", "add_table_arguments", "add_selection_arguments",
+           "canonical_label", "load_tables", "selected_rows"]
 
 
 class TableError(ValueError):
     """A problem in an input table, named by file, column and row."""
 
 
-def estimator_registry() -> dict:
-    """``{"dpmlp": DPMLPClassifier, ...}``: every ``*Classifier`` in ``skdpgraph.estimators``."""
-    import skdpgraph.estimators as estimators
+@dataclass
+class Tables:
+    """The graph and the per-row columns read from the node and edge tables."""
 
-    return {name[: -len("Classifier")].lower(): getattr(estimators, name)
-            for name in estimators.__all__ if name.endswith("Classifier")}
+    graph: Any
+    ids: Any  #: node ids, in graph order
+    labels: Any  #: canonical label text per row, ``None`` for unlabelled rows
+    feature_columns: list
+    split: Any  #: the split column as text (``None`` when no ``--split-column``)
+
+    @property
+    def labelled(self):
+        """Boolean mask of the rows that have a label."""
+        import numpy as np
+
+        return np.array([label is not None for label in self.labels], dtype=bool)
 
 
-# ----------------------------------------------------------------------------- parsers
-def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
+def add_table_arguments(parser) -> None:
+    """The ``tables`` option group, shared by every command that reads the tables."""
     tables = parser.add_argument_group("tables")
-    tables.add_argument("--nodes", required=True, help="node table CSV (id, features, label)")
-    tables.add_argument("--edges", default=None, help="edge table CSV (source, target)")
-    tables.add_argument("--id-column", default="id")
-    tables.add_argument("--label-column", default="label",
-                        help="label column; empty cells mark unlabelled nodes (default: label)")
-    tables.add_argument("--feature-columns", default=None, type=_comma_list,
-                        help="comma-separated feature columns (default: all other columns)")
-    tables.add_argument("--source-column", default="source")
-    tables.add_argument("--target-column", default="target")
-    tables.add_argument("--directed", action="store_true", help="treat edges as directed")
+    tables.add_argument("--nodes", required=True, metavar="CSV",
+                        help="node table: one row per node with an id, features and a label")
+    tables.add_argument("--edges", default=None, metavar="CSV",
+                        help="edge table: one row per edge, source and target ids "
+                             "(default: a graph without edges)")
+    tables.add_argument("--id-column", default="id", metavar="NAME",
+                        help="node id column of the node table (default: id)")
+    tables.add_argument("--label-column", default="label", metavar="NAME",
+                        help="label column; empty cells mark unlabelled nodes; 1 and 1.0 are "
+                             "one class (default: label)")
+    tables.add_argument("--feature-columns", default=None, type=_comma_list, metavar="A,B,...",
+                        help="comma-separated feature columns (default: every column other "
+                             "than the id, label and split columns; predict and evaluate use "
+                             "the columns saved in the model)")
+    tables.add_argument("--source-column", default="source", metavar="NAME",
+                        help="source id column of the edge table (default: source)")
+    tables.add_argument("--target-column", default="target", metavar="NAME",
+                        help="target id column of the edge table (default: target)")
+    tables.add_argument("--directed", action="store_true",
+                        help="treat edges as directed (default: each edge goes both ways)")
 
 
-def add_fit_parser(subparsers) -> None:
-    """Register ``skdpgraph fit``."""
-    parser = subparsers.add_parser(
-        "fit", help="train an estimator on CSV node and edge tables",
-        description="Train on the labelled rows of the node table, save the model with "
-                    "joblib and print its privacy report. Rows with an empty label are "
-                    "unlabelled nodes (part of the graph, not trained on).")
-    _add_table_arguments(parser)
-    parser.add_argument("--estimator", required=True,
-                        help="estimator to train: the class name without 'Classifier', "
-                             "lower case (dpmlp for DPMLPClassifier, ...)")
-    parser.add_argument("--epsilon", type=float, default=None,
-                        help="privacy budget (default: the estimator's); 'inf' for non-private")
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="an estimator parameter, e.g. --param epochs=20 (repeatable)")
-    parser.add_argument("--random-state", type=int, default=None)
-    parser.add_argument("--model", required=True, help="where to save the fitted model (joblib)")
-    parser.add_argument("--predictions", default=None,
-                        help="also write predictions of the unlabelled rows to this CSV")
-    parser.set_defaults(func=_guarded(_run_fit, "fit"))
-
-
-def add_predict_parser(subparsers) -> None:
-    """Register ``skdpgraph predict``."""
-    parser = subparsers.add_parser(
-        "predict", help="predict the unlabelled nodes of CSV tables with a saved model")
-    _add_table_arguments(parser)
-    parser.add_argument("--model", required=True, help="model saved by skdpgraph fit")
-    parser.add_argument("--output", required=True, help="predictions CSV to write")
-    parser.add_argument("--all", action="store_true", help="predict every row, labelled or not")
-    parser.set_defaults(func=_guarded(_run_predict, "predict"))
-
-
-def add_evaluate_parser(subparsers) -> None:
-    """Register ``skdpgraph evaluate``."""
-    parser = subparsers.add_parser(
-        "evaluate", help="accuracy of a saved model on the labelled rows of CSV tables")
-    _add_table_arguments(parser)
-    parser.add_argument("--model", required=True, help="model saved by skdpgraph fit")
-    parser.set_defaults(func=_guarded(_run_evaluate, "evaluate"))
+def add_selection_arguments(parser, *, default_value: str, purpose: str) -> None:
+    """The ``node selection`` option group: which rows a command trains on or scores."""
+    group = parser.add_argument_group(
+        "node selection", f"the labelled rows to {purpose}: a split column or an id list")
+    group.add_argument("--split-column", default=None, metavar="NAME",
+                       help="select the rows whose cell in this column equals --split-value "
+                            "(the column is not a feature)")
+    group.add_argument("--split-value", default=default_value, metavar="VALUE",
+                       help=f"value of --split-column that selects a row (default: "
+                            f"{default_value})")
+    group.add_argument("--ids", default=None, metavar="FILE",
+                       help="select the rows whose id is listed in this text file, one id "
+                            "per line")
 
 
 def _comma_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _guarded(run, command: str):
-    """Turn table, parameter, file and estimator errors into one ``error:`` line, exit code 2.
+def canonical_label(value: Any) -> str | None:
+    """One text per class: ``"1"``, ``"1.0"`` and ``" 01 "`` all give ``"1"``.
 
-    Estimators raise ``ValueError`` (including ``PrivacyBudgetError``) or ``TypeError``
-    with a message naming the parameter and the fix; ``FloatingPointError`` when training
-    diverged; ``OSError`` covers unreadable or unwritable files.
+    Parameters
+    ----------
+    value : str, float or None
+        A label cell; ``None``, NaN and blank text mean "no label".
+
+    Returns
+    -------
+    label : str or None
+
+    Examples
+    --------
+    >>> [canonical_label(v) for v in ["1", "1.0", " 01 ", "2.50", "cat ", "", None]]
+    ['1', '1', '1', '2.5', 'cat', None, None]
     """
-    def guarded(args) -> int:
-        try:
-            return run(args)
-        except (ValueError, TypeError, KeyError, OSError, FloatingPointError) as exc:
-            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            print(f"skdpgraph {command}: error: {message}", file=sys.stderr)
-            return 2
-    return guarded
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(number):
+        return text
+    if number.is_integer():
+        return str(int(number))
+    return repr(number)
 
 
-# ----------------------------------------------------------------------------- tables
 def _read_csv(path: str, **kwargs):
     import pandas as pd
 
@@ -130,24 +134,20 @@ def _read_csv(path: str, **kwargs):
         return pd.read_csv(path, **kwargs)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{path}: is a directory, not a CSV file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise TableError(f"{path}: cannot read CSV ({exc})") from None
 
 
-def load_tables(args, feature_columns: list[str] | None = None):
-    """Read the tables; return ``(graph, ids, labels)`` (labels: str or NaN per row)."""
+def _feature_columns(args, nodes, saved: list[str] | None) -> list[str]:
     import numpy as np
-    import pandas as pd
 
-    from skdpgraph.graph import Graph
-
-    nodes = _read_csv(args.nodes, dtype={args.label_column: str})
-    has_labels = args.label_column in nodes.columns
-    if args.id_column not in nodes.columns:
-        raise TableError(f"{args.nodes}: node table has no id column {args.id_column!r} "
-                         f"(columns: {list(nodes.columns)}).")
-    columns = feature_columns or args.feature_columns or [
-        c for c in nodes.columns if c not in (args.id_column, args.label_column)]
+    not_features = (args.id_column, args.label_column, getattr(args, "split_column", None))
+    columns = saved or args.feature_columns or [c for c in nodes.columns
+                                                if c not in not_features]
+    if not columns:
+        raise TableError(f"{args.nodes}: node table has no feature columns.")
     for column in columns:
         if column not in nodes.columns:
             raise TableError(f"{args.nodes}: node table has no feature column {column!r} "
@@ -156,12 +156,32 @@ def load_tables(args, feature_columns: list[str] | None = None):
         if empty.size:
             raise TableError(f"{args.nodes}: feature column {column!r} is empty in row "
                              f"{int(empty[0])} (rows counted from 0 after the header).")
-    if not columns:
-        raise TableError(f"{args.nodes}: node table has no feature columns.")
-    if args.edges is not None:
-        edges = _read_csv(args.edges)
-    else:
-        edges = pd.DataFrame({args.source_column: [], args.target_column: []})
+    return columns
+
+
+def load_tables(args, feature_columns: list[str] | None = None, *,
+                need_labels: bool = False) -> Tables:
+    """Read the node and edge tables named in ``args``.
+
+    ``feature_columns`` (a model's saved columns) overrides ``--feature-columns``;
+    ``need_labels`` refuses a node table without the label column.
+    """
+    import pandas as pd
+
+    from skdpgraph.graph import Graph
+
+    split_column = getattr(args, "split_column", None)
+    text_columns = {c: str for c in (args.label_column, split_column) if c is not None}
+    nodes = _read_csv(args.nodes, dtype=text_columns)
+    for role, column, needed in (("id", args.id_column, True),
+                                 ("label", args.label_column, need_labels),
+                                 ("split", split_column, split_column is not None)):
+        if needed and column not in nodes.columns:
+            raise TableError(f"{args.nodes}: node table has no {role} column {column!r} "
+                             f"(columns: {list(nodes.columns)}).")
+    columns = _feature_columns(args, nodes, feature_columns)
+    edges = (_read_csv(args.edges) if args.edges is not None
+             else pd.DataFrame({args.source_column: [], args.target_column: []}))
     try:
         graph = Graph.from_pandas(nodes, edges, id_column=args.id_column, feature_columns=columns,
                                   source_column=args.source_column,
@@ -170,186 +190,62 @@ def load_tables(args, feature_columns: list[str] | None = None):
         text = str(exc).replace("Graph.from_pandas: ", "")
         where = args.edges if text.startswith(("edge", "the edge")) else args.nodes
         raise TableError(f"{where}: {text}") from None
-    labels = nodes[args.label_column].to_numpy(dtype=object) if has_labels else None
-    return graph, nodes[args.id_column].to_numpy(), labels, columns
+    labels = ([canonical_label(v) for v in nodes[args.label_column]]
+              if args.label_column in nodes.columns else [None] * len(nodes))
+    split = (None if split_column is None
+             else nodes[split_column].fillna("").str.strip().to_numpy(dtype=object))
+    return Tables(graph, nodes[args.id_column].to_numpy(), labels, columns, split)
 
 
-def _labelled(labels):
-    import numpy as np
-    import pandas as pd
-
-    if labels is None:
-        return np.zeros(0, dtype=bool)
-    return ~pd.isna(labels)
-
-
-def _parse_param(text: str):
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise ValueError(f"--param {text!r} is not KEY=VALUE.")
-    if value.lower() in ("inf", "+inf"):
-        return key, float("inf")
+def _read_ids(path: str) -> list[str]:
     try:
-        return key, ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return key, value
-
-
-# ----------------------------------------------------------------------------- commands
-def _run_fit(args) -> int:
-    import numpy as np
-
-    graph, ids, labels, columns = load_tables(args)
-    labelled = _labelled(labels)
-    if labelled.sum() < 2:
-        raise TableError(f"{args.nodes}: fit needs labelled rows in column "
-                         f"{args.label_column!r}; found {int(labelled.sum())}.")
-    registry = estimator_registry()
-    if args.estimator.lower() not in registry:
-        raise ValueError(f"unknown --estimator {args.estimator!r}; choose from "
-                         f"{', '.join(sorted(registry))}.")
-    estimator = registry[args.estimator.lower()]()
-    params = dict(_parse_param(p) for p in args.param)
-    if args.epsilon is not None:
-        params["epsilon"] = args.epsilon
-    if args.random_state is not None:
-        params["random_state"] = args.random_state
-    estimator.set_params(**params)
-    estimator.fit(graph.nodes(np.flatnonzero(labelled)), labels[labelled].astype(str))
-    saved = {"estimator": estimator, "feature_columns": columns}
-    try:  # predict before saving: a release these predictions make is in the saved record
-        table = _predictions(estimator, graph, ids, ~labelled) if args.predictions else None
-    finally:
-        _save_model(saved, args.model)
-    print(f"trained {type(estimator).__name__} on {int(labelled.sum())} labelled of "
-          f"{graph.num_nodes} nodes ({graph.num_edges} directed edge entries); saved {args.model}")
-    _announce_releases(estimator, 0, args.model)
-    if table is not None:
-        _write_table(table, args.predictions)
-    print(estimator.privacy_)
-    return 0
-
-
-def _load_model(path: str):
-    import joblib
-
-    try:
-        saved = joblib.load(path)
+        with open(path, encoding="utf-8") as handle:
+            ids = [line.strip() for line in handle if line.strip()]
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such model file") from None
-    if not isinstance(saved, dict) or "estimator" not in saved:
-        raise ValueError(f"{path} was not written by skdpgraph fit.")
-    return saved
+        raise FileNotFoundError(f"--ids {path}: no such file") from None
+    except UnicodeDecodeError:
+        raise TableError(f"--ids {path}: not a text file of node ids") from None
+    if not ids:
+        raise TableError(f"--ids {path}: lists no node ids.")
+    return ids
 
 
-def _save_model(saved: dict, path: str) -> None:
-    """Write the model file atomically: a failed write leaves the previous file intact."""
-    import os
-    import tempfile
+def selected_rows(args, tables: Tables, *, required: bool, command: str):
+    """Indices of the rows ``args`` selects, all labelled; every labelled row if none is named.
 
-    import joblib
-
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".skdpgraph-", suffix=".joblib", dir=directory)
-    os.close(handle)
-    try:
-        joblib.dump(saved, temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
-
-
-def _releases(estimator) -> int:
-    report = getattr(estimator, "privacy_", None)
-    return len(getattr(report, "releases", ()))
-
-
-def _announce_releases(estimator, before: int, path: str) -> None:
-    """One line per release made since ``before``, then the total with every release."""
-    report = estimator.privacy_
-    for release in report.releases[before:]:
-        print(f"new release recorded in privacy_.releases: {release.get('kind', '?')} on "
-              f"{release.get('num_nodes', '?')} nodes, epsilon={float(release['epsilon']):.4g}, "
-              f"delta={float(release['delta']):.3g}; saved in {path}")
-    count = len(report.releases)
-    if count > before:
-        print(f"total so far, training and {count} release{'s' if count > 1 else ''}: "
-              f"epsilon={report.total_epsilon:.4g}, delta={report.total_delta:.3g} "
-              "(basic composition)")
-
-
-def _keep_releases(saved: dict, before: int, path: str) -> None:
-    """Rewrite the model file if the estimator recorded a release; say so.
-
-    Called before any output of the command is written: if the file cannot be written, the
-    command fails and gives nothing out.
+    ``required``: a selection must be named (``evaluate`` never scores every labelled row
+    unless told to with ``--all-labelled``).
     """
-    estimator = saved["estimator"]
-    if _releases(estimator) <= before:
-        return
-    try:
-        _save_model(saved, path)
-    except OSError as exc:
-        raise OSError(f"{path}: the estimator recorded a new release but the model file could "
-                      f"not be updated ({exc}); no output was written.") from None
-    _announce_releases(estimator, before, path)
-
-
-def _predictions(estimator, graph, ids, mask):
-    import numpy as np
-    import pandas as pd
-
-    index = np.flatnonzero(mask)
-    nodes = graph.nodes(index)
-    table = pd.DataFrame({"id": ids[index], "prediction": estimator.predict(nodes)})
-    if len(index) and hasattr(estimator, "predict_proba"):
-        proba = estimator.predict_proba(nodes)
-        for k, label in enumerate(estimator.classes_):
-            table[f"proba_{label}"] = proba[:, k]
-    return table
-
-
-def _write_table(table, path: str) -> None:
-    table.to_csv(path, index=False)
-    print(f"wrote {len(table)} predictions to {path}")
-
-
-def _run_predict(args) -> int:
     import numpy as np
 
-    saved = _load_model(args.model)
-    estimator = saved["estimator"]
-    graph, ids, labels, _ = load_tables(args, saved["feature_columns"])
-    mask = ~_labelled(labels) if labels is not None and not args.all else None
-    before = _releases(estimator)
-    try:
-        table = _predictions(estimator, graph, ids,
-                             np.ones(graph.num_nodes, bool) if mask is None else mask)
-    finally:  # a release is saved before anything is written, even if predicting failed
-        _keep_releases(saved, before, args.model)
-    _write_table(table, args.output)
-    print(estimator.privacy_)
-    return 0
-
-
-def _run_evaluate(args) -> int:
-    import numpy as np
-
-    saved = _load_model(args.model)
-    graph, _, labels, _ = load_tables(args, saved["feature_columns"])
-    labelled = _labelled(labels)
-    if not labelled.any():
-        raise TableError(f"{args.nodes}: evaluate needs labelled rows in column "
-                         f"{args.label_column!r}; found none.")
-    estimator = saved["estimator"]
-    before = _releases(estimator)
-    try:
-        accuracy = estimator.score(graph.nodes(np.flatnonzero(labelled)),
-                                   labels[labelled].astype(str))
-    finally:
-        _keep_releases(saved, before, args.model)
-    print(f"accuracy: {accuracy:.4f} on {int(labelled.sum())} labelled nodes")
-    print(estimator.privacy_)
-    return 0
+    by_split, by_ids = args.split_column is not None, args.ids is not None
+    if by_split and by_ids:
+        raise ValueError(f"{command}: give --split-column or --ids, not both.")
+    if by_split:
+        mask = tables.split == str(args.split_value).strip()
+        what = f"rows with {args.split_column}={args.split_value!r}"
+    elif by_ids:
+        wanted = _read_ids(args.ids)
+        present = {str(i) for i in tables.ids}
+        missing = [i for i in wanted if i not in present]
+        if missing:
+            raise TableError(f"--ids {args.ids}: {len(missing)} id(s) are not in the node "
+                             f"table {args.nodes}, e.g. {missing[0]!r}.")
+        mask = np.isin(np.array([str(i) for i in tables.ids], dtype=object), wanted)
+        what = f"rows listed in {args.ids}"
+    elif required and not getattr(args, "all_labelled", False):
+        raise ValueError(f"{command} needs the nodes to score: --split-column NAME (rows whose "
+                         f"value is --split-value, default {args.split_value!r}) or --ids "
+                         "FILE; --all-labelled scores every labelled row, training nodes "
+                         "included.")
+    else:
+        mask, what = tables.labelled, f"labelled rows in column {args.label_column!r}"
+    rows = np.flatnonzero(mask)
+    if rows.size == 0:
+        raise TableError(f"{args.nodes}: {command} selects no rows: there are no {what}.")
+    unlabelled = rows[~tables.labelled[rows]]
+    if unlabelled.size:
+        raise TableError(f"{args.nodes}: {unlabelled.size} of the {rows.size} {what} have no "
+                         f"label in column {args.label_column!r}, e.g. id "
+                         f"{tables.ids[unlabelled[0]]!r}.")
+    return rows

@@ -5,34 +5,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import skdpgraph._cli_tables as cli_tables
+import skdpgraph._cli_commands as cli_commands
+import skdpgraph.estimators
 from skdpgraph import DPMLPClassifier, Graph
 from skdpgraph._cli import main
-from skdpgraph.datasets import make_csbm
+from tests._cli_data import fit_args, write_tables
 
 
 @pytest.fixture
 def tables(tmp_path):
-    data = make_csbm(n_nodes=120, n_features=4, random_state=0)
-    nodes = pd.DataFrame(data.graph.features(), columns=["a", "b", "c", "d"])
-    nodes.insert(0, "id", [f"n{i}" for i in range(120)])
-    labels = data.y.astype(object)
-    labels[100:] = None  # the last 20 rows are unlabelled: the ones to predict
-    nodes["label"] = labels
-    edges = pd.DataFrame({"source": nodes["id"].to_numpy()[data.graph.edge_index[0]],
-                          "target": nodes["id"].to_numpy()[data.graph.edge_index[1]]})
-    paths = {"nodes": tmp_path / "nodes.csv", "edges": tmp_path / "edges.csv",
-             "model": tmp_path / "model.joblib", "dir": tmp_path}
-    nodes.to_csv(paths["nodes"], index=False)
-    edges.to_csv(paths["edges"], index=False)
-    return paths, nodes, edges
+    return write_tables(tmp_path)
 
 
 def _fit_args(paths, *extra):
-    return ["fit", "--nodes", str(paths["nodes"]), "--edges", str(paths["edges"]),
-            "--estimator", "dpmlp", "--epsilon", "3", "--param", "epochs=2",
-            "--param", "hidden_dim=8", "--random-state", "0", "--model", str(paths["model"]),
-            *extra]
+    return fit_args(paths, *extra)
 
 
 def test_fit_predict_evaluate_round_trip(tables, capsys):
@@ -54,7 +40,7 @@ def test_fit_predict_evaluate_round_trip(tables, capsys):
     pd.testing.assert_frame_equal(predicted, pd.read_csv(first))
     assert np.allclose(predicted.filter(like="proba_").sum(axis=1), 1.0)
 
-    assert main(["evaluate", *table_args]) == 0
+    assert main(["evaluate", *table_args, "--all-labelled"]) == 0
     out = capsys.readouterr().out
     accuracy = float(out.split("accuracy: ")[1].split()[0])
     labelled = nodes.iloc[:100]
@@ -80,7 +66,8 @@ def _write(paths, nodes=None, edges=None):
      r"edges.csv: edge row 3 has target 'zz', which is not an id in the node table"),
     (lambda n, e: (n, e.rename(columns={"source": "src"})),
      r"edges.csv: edge table has no column 'source'"),
-    (lambda n, e: (n.assign(label=None), e), r"fit needs labelled rows in column 'label'"),
+    (lambda n, e: (n.assign(label=None), e),
+     r"fit selects no rows: there are no labelled rows in column 'label'"),
     (lambda n, e: (pd.concat([n, n.iloc[:1]]), e), r"column 'id' has duplicate node ids"),
 ])
 def test_table_errors_name_the_problem(tables, capsys, corrupt, message):
@@ -99,9 +86,13 @@ def test_missing_feature_column_and_bad_options(tables, capsys):
     args = _fit_args(paths)
     args[args.index("dpmlp")] = "nope"
     assert main(args) == 2
-    assert "unknown --estimator 'nope'; choose from" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "argument --estimator: invalid choice: 'nope' (choose from" in err
+    assert all(name in err.splitlines()[-1] for name in ("dpmlp", "drw", "fdp", "gap", "rgnn"))
     assert main(_fit_args(paths, "--param", "no_such=1")) == 2
-    assert "Invalid parameter 'no_such'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--param no_such: DPMLPClassifier has no parameter 'no_such'; its parameters are " in err
     assert main(["evaluate", "--nodes", str(paths["nodes"]), "--model",
                  str(paths["dir"] / "missing.joblib")]) == 2
     assert "missing.joblib: no such model file" in capsys.readouterr().err
@@ -122,6 +113,12 @@ class _NoisyAtPredict(DPMLPClassifier):
         return super()._predict_logits(nodes) + 0.0 * shift
 
 
+def _register_noisy(monkeypatch):
+    """Make ``--estimator noisy`` train a :class:`_NoisyAtPredict`."""
+    monkeypatch.setitem(cli_commands.ESTIMATORS, "noisy", "_NoisyAtPredict")
+    monkeypatch.setattr(skdpgraph.estimators, "_NoisyAtPredict", _NoisyAtPredict, raising=False)
+
+
 def _noisy_fit_args(paths, *extra):
     args = _fit_args(paths, *extra)
     args[args.index("dpmlp")] = "noisy"
@@ -133,7 +130,7 @@ def _saved_releases(paths):
 
 
 def test_every_release_is_saved_in_the_model_file(tables, capsys, monkeypatch):
-    monkeypatch.setattr(cli_tables, "estimator_registry", lambda: {"noisy": _NoisyAtPredict})
+    _register_noisy(monkeypatch)
     paths, nodes, _ = tables
     first = paths["dir"] / "fit_predictions.csv"
     # fit --predictions: the release its predictions make is in the saved model
@@ -146,7 +143,7 @@ def test_every_release_is_saved_in_the_model_file(tables, capsys, monkeypatch):
                   "--model", str(paths["model"])]
     for k, command in enumerate([["predict", *table_args, "--output",
                                   str(paths["dir"] / "p.csv")],
-                                 ["evaluate", *table_args]], start=2):
+                                 ["evaluate", *table_args, "--all-labelled"]], start=2):
         # the tables are a new graph object: after loading, a new release with fresh noise
         assert main(command) == 0
         out = capsys.readouterr().out
@@ -161,7 +158,7 @@ def test_every_release_is_saved_in_the_model_file(tables, capsys, monkeypatch):
 
 
 def test_a_release_that_cannot_be_saved_is_not_given_out(tables, capsys, monkeypatch):
-    monkeypatch.setattr(cli_tables, "estimator_registry", lambda: {"noisy": _NoisyAtPredict})
+    _register_noisy(monkeypatch)
     paths, _, _ = tables
     assert main(_noisy_fit_args(paths)) == 0
     capsys.readouterr()
@@ -187,7 +184,7 @@ def test_no_release_leaves_the_model_file_alone(tables, capsys):
     before = paths["model"].stat().st_mtime_ns
     capsys.readouterr()
     assert main(["evaluate", "--nodes", str(paths["nodes"]), "--edges", str(paths["edges"]),
-                 "--model", str(paths["model"])]) == 0
+                 "--model", str(paths["model"]), "--all-labelled"]) == 0
     assert "new release" not in capsys.readouterr().out
     assert paths["model"].stat().st_mtime_ns == before
 

@@ -94,6 +94,37 @@ class PrivacyReport:
             raise ValueError(f"PrivacyReport.with_release: a release must state {sorted(missing)}.")
         return dataclasses.replace(self, releases=self.releases + (dict(release),))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report as built-in Python values, ready for :func:`json.dumps`.
+
+        Every field except ``dp_event`` (an accounting object, not data), plus
+        ``private``, ``total_epsilon`` and ``total_delta``. Tuples become lists and numpy
+        scalars in ``releases`` become Python numbers. A non-private fit keeps
+        ``epsilon=float("inf")``, which :func:`json.dumps` writes as ``Infinity``.
+
+        Returns
+        -------
+        report : dict
+
+        Examples
+        --------
+        >>> report = PrivacyReport(estimator="DPMLPClassifier", unit="node",
+        ...                        neighbouring_relation="add or remove one node",
+        ...                        epsilon=2.0, delta=1e-5, accountant="RDP",
+        ...                        mechanism="DP-SGD")
+        >>> report.to_dict()["total_epsilon"]
+        2.0
+        """
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name != "dp_event"}
+        for name in ("events", "assumptions", "not_covered"):
+            out[name] = list(out[name])
+        out["releases"] = [{key: _plain(value) for key, value in release.items()}
+                           for release in self.releases]
+        out.update(private=self.private, total_epsilon=self.total_epsilon,
+                   total_delta=self.total_delta)
+        return out
+
     def __str__(self) -> str:
         lines = [
             f"{self.estimator}: ({self.epsilon:.4g}, {self.delta:.3g})-DP" if self.private
@@ -138,3 +169,9 @@ def report_from_plan(plan: Any, *, estimator: str, unit: str, relation: str, del
         inference=inference, assumptions=tuple(assumptions), not_covered=tuple(not_covered),
         dp_event=plan.dp_event() if private else None,
     )
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python number it holds; anything else unchanged."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and getattr(value, "ndim", None) == 0 else value

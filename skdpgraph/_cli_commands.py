@@ -1,0 +1,298 @@
+"""``skdpgraph fit|predict|evaluate``: train and use an estimator from CSV tables.
+
+``fit`` trains on the labelled rows of the node table (or the rows a split column or an id
+list selects), saves the fitted estimator with the feature columns it was trained on, and
+prints its privacy report. ``fit --predictions`` also predicts the unlabelled rows in the
+same run, on the very graph the model was trained on.
+
+``predict`` and ``evaluate`` rebuild the graph from the tables. To an estimator that is a
+new graph object: an estimator whose outputs are noisy makes a new release with fresh noise
+and records it in ``privacy_.releases``; the model file is rewritten with it before any
+output is written (see :mod:`skdpgraph._cli_files`). ``evaluate`` scores only the rows the
+user names, never silently every labelled row (which would include the training nodes).
+
+Every file a command writes is checked before it trains or predicts.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import time
+
+from skdpgraph._cli_tables import add_selection_arguments, add_table_arguments
+
+__all__ = ["ESTIMATORS", "add_evaluate_parser", "add_fit_parser", "add_predict_parser",
+           "estimator_class"]
+
+#: ``--estimator`` choices: CLI name -> class name in :mod:`skdpgraph.estimators`. Kept here,
+#: not read from the package, so that ``--help`` does not import torch; a test checks that it
+#: lists every ``*Classifier`` of the package.
+ESTIMATORS = {
+    "dpmlp": "DPMLPClassifier",
+    "drw": "DRWClassifier",
+    "fdp": "FDPClassifier",
+    "gap": "GAPClassifier",
+    "rgnn": "RGNNClassifier",
+}
+
+
+def estimator_class(name: str) -> type:
+    """The estimator class of ``--estimator name``."""
+    import importlib
+
+    return getattr(importlib.import_module("skdpgraph.estimators"), ESTIMATORS[name])
+
+
+# ----------------------------------------------------------------------------- parsers
+def _add_common_arguments(parser, *, report_for: str) -> None:
+    parser.add_argument("--report-json", default=None, metavar="FILE",
+                        help=f"also write the model's privacy report, {report_for}, to this "
+                             "file as JSON (privacy_.to_dict(); inf written as \"inf\")")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show progress on stderr (fit: the estimator's progress bar too, "
+                             "whose training loss the privacy report then lists as not "
+                             "covered)")
+
+
+def add_fit_parser(subparsers) -> None:
+    """Register ``skdpgraph fit``."""
+    parser = subparsers.add_parser(
+        "fit", help="train an estimator on CSV node and edge tables",
+        description="Train on the labelled rows of the node table (or those a split column "
+                    "or an id list selects), save the model with joblib and print its privacy "
+                    "report. Rows with an empty label are unlabelled nodes: part of the graph, "
+                    "never trained on. Output paths are checked before training.")
+    add_table_arguments(parser)
+    add_selection_arguments(parser, default_value="train", purpose="train on (default: all)")
+    parser.add_argument("--estimator", required=True, type=str.lower,
+                        choices=sorted(ESTIMATORS), metavar="NAME",
+                        help="estimator to train: " + ", ".join(
+                            f"{name} ({cls})" for name, cls in sorted(ESTIMATORS.items())))
+    parser.add_argument("--epsilon", type=float, default=None,
+                        help="privacy budget, passed as epsilon= to the estimator (default: "
+                             "the estimator's); inf trains without privacy")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="an estimator parameter, e.g. --param epochs=20 (repeatable; "
+                             "values are Python literals, else text)")
+    parser.add_argument("--random-state", type=int, default=None, metavar="SEED",
+                        help="seed of the estimator's random_state (default: unseeded)")
+    parser.add_argument("--model", required=True, metavar="FILE",
+                        help="where to save the fitted model (joblib)")
+    parser.add_argument("--predictions", default=None, metavar="CSV",
+                        help="also write predictions of the unlabelled rows to this CSV")
+    _add_common_arguments(parser, report_for="after training")
+    parser.set_defaults(func=_guarded(_run_fit, "fit"))
+
+
+def add_predict_parser(subparsers) -> None:
+    """Register ``skdpgraph predict``."""
+    parser = subparsers.add_parser(
+        "predict", help="predict the unlabelled nodes of CSV tables with a saved model",
+        description="Predict the unlabelled rows (or, with --all, every row) of the tables "
+                    "with a model saved by skdpgraph fit, and write id, prediction and class "
+                    "probabilities to a CSV. A release the prediction makes is saved in the "
+                    "model file before the CSV is written.")
+    add_table_arguments(parser)
+    parser.add_argument("--model", required=True, metavar="FILE",
+                        help="model saved by skdpgraph fit (rewritten if a release is made)")
+    parser.add_argument("--output", required=True, metavar="CSV", help="predictions CSV to write")
+    parser.add_argument("--all", action="store_true", help="predict every row, labelled or not")
+    _add_common_arguments(parser, report_for="with any release this prediction makes")
+    parser.set_defaults(func=_guarded(_run_predict, "predict"))
+
+
+def add_evaluate_parser(subparsers) -> None:
+    """Register ``skdpgraph evaluate``."""
+    parser = subparsers.add_parser(
+        "evaluate", help="accuracy of a saved model on the nodes you name",
+        description="Accuracy of a model saved by skdpgraph fit on the labelled rows that "
+                    "--split-column or --ids selects. It never scores every labelled row "
+                    "unless told to (--all-labelled): those include the training nodes. A "
+                    "release the scoring makes is saved in the model file.")
+    add_table_arguments(parser)
+    add_selection_arguments(parser, default_value="test", purpose="score (required)")
+    parser.add_argument("--all-labelled", action="store_true",
+                        help="score every labelled row (only for tables without training "
+                             "nodes)")
+    parser.add_argument("--model", required=True, metavar="FILE",
+                        help="model saved by skdpgraph fit (rewritten if a release is made)")
+    _add_common_arguments(parser, report_for="with any release this scoring makes")
+    parser.set_defaults(func=_guarded(_run_evaluate, "evaluate"))
+
+
+def _guarded(run, command: str):
+    """Turn table, parameter, file and estimator errors into one ``error:`` line, exit code 2.
+
+    Estimators raise ``ValueError`` (including ``PrivacyBudgetError``) or ``TypeError``
+    with a message naming the parameter and the fix; ``FloatingPointError`` when training
+    diverged; ``OSError`` covers unreadable or unwritable files.
+    """
+    def guarded(args) -> int:
+        args.started = time.perf_counter()
+        try:
+            return run(args)
+        except (ValueError, TypeError, KeyError, OSError, FloatingPointError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            print(f"skdpgraph {command}: error: {message}", file=sys.stderr)
+            return 2
+    return guarded
+
+
+def _progress(args, text: str) -> None:
+    if args.verbose:
+        elapsed = time.perf_counter() - args.started
+        print(f"[skdpgraph {args.command} {elapsed:6.1f} s] {text}", file=sys.stderr, flush=True)
+
+
+def _parse_param(text: str):
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--param {text!r} is not KEY=VALUE.")
+    if value.lower() in ("inf", "+inf"):
+        return key, float("inf")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value
+
+
+def _make_estimator(args):
+    estimator = estimator_class(args.estimator)()
+    params = dict(_parse_param(p) for p in args.param)
+    if args.epsilon is not None:
+        params["epsilon"] = args.epsilon
+    if args.random_state is not None:
+        params["random_state"] = args.random_state
+    valid = estimator.get_params(deep=False)
+    for key in params:
+        if key not in valid:
+            option = f"--{key.replace('_', '-')}" if key in ("epsilon", "random_state") \
+                else f"--param {key}"
+            raise ValueError(f"{option}: {type(estimator).__name__} has no parameter {key!r}; "
+                             f"its parameters are {', '.join(sorted(valid))}.")
+    if args.verbose and "verbose" in valid:
+        params["verbose"] = True
+    return estimator.set_params(**params)
+
+
+# ----------------------------------------------------------------------------- commands
+def _run_fit(args) -> int:
+    import numpy as np
+
+    from skdpgraph._cli_files import (
+        announce_releases, check_outputs, save_model, write_report_json,
+    )
+    from skdpgraph._cli_tables import TableError, load_tables, selected_rows
+
+    check_outputs({"--model": args.model, "--predictions": args.predictions,
+                   "--report-json": args.report_json},
+                  {"--nodes": args.nodes, "--edges": args.edges, "--ids": args.ids})
+    estimator = _make_estimator(args)
+    _progress(args, f"reading {args.nodes}" + (f" and {args.edges}" if args.edges else ""))
+    tables = load_tables(args, need_labels=True)
+    rows = selected_rows(args, tables, required=False, command="fit")
+    if rows.size < 2:
+        raise TableError(f"{args.nodes}: fit needs at least 2 labelled rows in column "
+                         f"{args.label_column!r}; found {rows.size}.")
+    graph = tables.graph
+    _progress(args, f"training {type(estimator).__name__} on {rows.size} of {graph.num_nodes} "
+                    f"nodes")
+    labels = np.array(tables.labels, dtype=object)
+    estimator.fit(graph.nodes(rows), labels[rows].astype(str))
+    _progress(args, "trained")
+    saved = {"estimator": estimator, "feature_columns": tables.feature_columns}
+    try:  # predict before saving: a release these predictions make is in the saved record
+        table = (_predictions(args, estimator, graph, tables.ids, ~tables.labelled)
+                 if args.predictions else None)
+    finally:
+        _progress(args, f"saving {args.model}")
+        save_model(saved, args.model)
+    print(f"trained {type(estimator).__name__} on {rows.size} labelled of "
+          f"{graph.num_nodes} nodes ({graph.num_edges} directed edge entries); saved {args.model}")
+    announce_releases(estimator, 0, args.model)
+    if table is not None:
+        _write_table(table, args.predictions)
+    write_report_json(estimator, args.report_json)
+    print(estimator.privacy_)
+    return 0
+
+
+def _predictions(args, estimator, graph, ids, mask):
+    import numpy as np
+    import pandas as pd
+
+    index = np.flatnonzero(mask)
+    _progress(args, f"predicting {index.size} nodes")
+    nodes = graph.nodes(index)
+    table = pd.DataFrame({"id": ids[index], "prediction": estimator.predict(nodes)})
+    if len(index) and hasattr(estimator, "predict_proba"):
+        proba = estimator.predict_proba(nodes)
+        for k, label in enumerate(estimator.classes_):
+            table[f"proba_{label}"] = proba[:, k]
+    return table
+
+
+def _write_table(table, path: str) -> None:
+    table.to_csv(path, index=False)
+    print(f"wrote {len(table)} predictions to {path}")
+
+
+def _load(args, *, need_labels: bool):
+    from skdpgraph._cli_files import load_model
+    from skdpgraph._cli_tables import load_tables
+
+    _progress(args, f"loading {args.model}")
+    saved = load_model(args.model)
+    _progress(args, f"reading {args.nodes}" + (f" and {args.edges}" if args.edges else ""))
+    return saved, load_tables(args, saved["feature_columns"], need_labels=need_labels)
+
+
+def _run_predict(args) -> int:
+    import numpy as np
+
+    from skdpgraph._cli_files import (
+        check_outputs, keep_releases, release_count, write_report_json,
+    )
+
+    check_outputs({"--output": args.output, "--report-json": args.report_json},
+                  {"--nodes": args.nodes, "--edges": args.edges, "--model": args.model})
+    saved, tables = _load(args, need_labels=False)
+    estimator = saved["estimator"]
+    mask = np.ones(tables.graph.num_nodes, bool) if args.all else ~tables.labelled
+    before = release_count(estimator)
+    try:
+        table = _predictions(args, estimator, tables.graph, tables.ids, mask)
+    finally:  # a release is saved before anything is written, even if predicting failed
+        keep_releases(saved, before, args.model)
+    _write_table(table, args.output)
+    write_report_json(estimator, args.report_json)
+    print(estimator.privacy_)
+    return 0
+
+
+def _run_evaluate(args) -> int:
+    import numpy as np
+
+    from skdpgraph._cli_files import (
+        check_outputs, keep_releases, release_count, write_report_json,
+    )
+    from skdpgraph._cli_tables import selected_rows
+
+    check_outputs({"--report-json": args.report_json},
+                  {"--nodes": args.nodes, "--edges": args.edges, "--ids": args.ids,
+                   "--model": args.model})
+    saved, tables = _load(args, need_labels=True)
+    rows = selected_rows(args, tables, required=True, command="evaluate")
+    estimator = saved["estimator"]
+    before = release_count(estimator)
+    _progress(args, f"scoring {rows.size} nodes")
+    try:
+        accuracy = estimator.score(tables.graph.nodes(rows),
+                                   np.array(tables.labels, dtype=object)[rows].astype(str))
+    finally:
+        keep_releases(saved, before, args.model)
+    print(f"accuracy: {accuracy:.4f} on {rows.size} labelled nodes")
+    write_report_json(estimator, args.report_json)
+    print(estimator.privacy_)
+    return 0
