@@ -30,9 +30,11 @@ __all__ = ["ESTIMATORS", "add_evaluate_parser", "add_fit_parser", "add_predict_p
 #: lists every ``*Classifier`` of the package.
 ESTIMATORS = {
     "dpmlp": "DPMLPClassifier",
+    "dpnode": "DPNodeClassifier",
     "drw": "DRWClassifier",
     "fdp": "FDPClassifier",
     "gap": "GAPClassifier",
+    "progap": "ProGAPClassifier",
     "rgnn": "RGNNClassifier",
 }
 

@@ -75,14 +75,11 @@ def test_estimator_choices_are_the_package_classifiers():
     assert all(estimator_class(name).__name__ == cls for name, cls in ESTIMATORS.items())
 
 
-_FAST_KEY = {"dpmlp": "DPMLP", "drw": "DRW", "fdp": "FDP", "gap": "GAP-edge", "rgnn": "RGNN"}
+_FAST_KEY = {"dpmlp": "DPMLP", "drw": "DRW", "fdp": "FDP", "gap": "GAP-edge",
+             "progap": "ProGAP-edge", "rgnn": "RGNN"}
 
 
-@pytest.mark.parametrize("name", [
-    *sorted(set(_FAST_KEY) - {"rgnn"}),
-    pytest.param("rgnn", marks=pytest.mark.xfail(
-        reason="needs RGNN epsilon from the api branch", strict=False)),
-])
+@pytest.mark.parametrize("name", sorted(_FAST_KEY))
 def test_epsilon_is_passed_as_epsilon_to_every_estimator(tables, capsys, name):
     from tests._fast_estimators import FAST
 
@@ -121,8 +118,6 @@ def test_help_adds_no_heavy_import_to_the_package():
     assert not [m for m in new if m.startswith(_HEAVY)], sorted(new)
 
 
-@pytest.mark.xfail(reason="needs the lazy skdpgraph/__init__ from the traps branch",
-                   strict=False)
 def test_help_does_not_import_torch():
     loaded = _modules_loaded_by(
         "import sys, contextlib, io\nfrom skdpgraph._cli import main\n"
