@@ -48,7 +48,7 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
 }
 
-templates_path = []
+templates_path = ["_templates"]
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 html_theme = "alabaster"
 html_title = f"skdpgraph {release}"
