@@ -1,4 +1,4 @@
-"""Sphinx configuration for skdpgraph: ``sphinx-build -b html doc doc/_build``."""
+"""Sphinx configuration for skdpgraph: ``python -m sphinx -W -b html doc doc/_build/html``."""
 
 import os
 import sys

@@ -59,3 +59,19 @@ def test_estimator_pages_document_sklearn_methods(built_html, name):
     documented = set(re.findall(rf'id="skdpgraph\.{name}\.(\w+)"', page))
     missing = [method for method in SKLEARN_METHODS if method not in documented]
     assert missing == [], f"the API page of {name} does not document {missing}"
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_estimator_docstring_lists_every_parameter(name):
+    """Every constructor parameter has an entry in the numpydoc Parameters section."""
+    import inspect
+
+    docscrape = pytest.importorskip("numpydoc.docscrape",
+                                    reason="numpydoc is not installed (pip install -e '.[docs]')")
+    import skdpgraph
+
+    cls = getattr(skdpgraph, name)
+    listed = {part.strip() for entry in docscrape.ClassDoc(cls)["Parameters"]
+              for part in entry.name.split(",")}
+    missing = [p for p in inspect.signature(cls).parameters if p not in listed]
+    assert missing == [], f"{name}'s docstring does not list the parameters {missing}"
