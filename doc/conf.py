@@ -1,4 +1,4 @@
-"""Sphinx configuration for skdpgraph: ``sphinx-build -b html doc doc/_build``."""
+"""Sphinx configuration for skdpgraph: ``python -m sphinx -W -b html doc doc/_build/html``."""
 
 import os
 import sys
@@ -48,7 +48,7 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
 }
 
-templates_path = []
+templates_path = ["_templates"]
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 html_theme = "alabaster"
 html_title = f"skdpgraph {release}"

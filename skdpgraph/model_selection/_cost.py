@@ -179,7 +179,8 @@ def repeat_and_select_cost(reports: Sequence[Any], mean: float, shape: float = 1
     1: geometric) or, for ``shape=inf``, the Poisson. Each run trains one candidate drawn
     at random from a fixed distribution, and only the best run (by any score on data whose
     privacy is not at stake) is released. If one run is :math:`(\lambda, \varepsilon(\lambda))`
-    -RDP, for :math:`0 < \eta < \infty` the release is RDP with ([PS22]_, Theorem 2)
+    -RDP, for :math:`0 < \eta < \infty` the release is RDP with (Papernot and Steinke,
+    ICLR 2022, Theorem 2)
 
     .. math::
         \varepsilon'(\lambda) = \varepsilon(\lambda) + (1+\eta)\Big(1-\frac{1}{\hat\lambda}\Big)

@@ -58,9 +58,9 @@ class DenseSubgraphConv(nn.Module):
     ``"gcn"`` and ``"mean"``: :math:`h' = P h W`; ``"sage"``:
     :math:`h' = h W_1 + (D^{-1} A h) W_2`.
 
-    Shapes
-    ------
-    x : (batch, S, in_dim), propagation : (batch, S, S)  ->  (batch, S, out_dim)
+    Notes
+    -----
+    Shapes: x : (batch, S, in_dim), propagation : (batch, S, S)  ->  (batch, S, out_dim)
     """
 
     def __init__(self, in_dim: int, out_dim: int, kind: str = "gcn") -> None:
@@ -93,9 +93,9 @@ class DenseSubgraphGNN(nn.Module):
         ``h <- h + act(conv(h))`` (FDP's update; needs equal widths, so an encoder).
     dropout : float, default=0.0
 
-    Shapes
-    ------
-    x : (batch, S, in_dim), adj : (batch, S, S), mask : (batch, S)  ->  (batch, out_dim),
+    Notes
+    -----
+    Shapes: x : (batch, S, in_dim), adj : (batch, S, S), mask : (batch, S)  ->  (batch, out_dim),
     the logits of each subgraph's node 0.
 
     Examples

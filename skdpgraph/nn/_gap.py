@@ -37,9 +37,9 @@ class GAPEncoder(nn.Module):
     activation : str, default="selu"
     dropout : float, default=0.0
 
-    Shapes
-    ------
-    x : Tensor of shape (batch, in_dim) -> ``embed``: (batch, hidden_dim); ``forward``:
+    Notes
+    -----
+    Shapes: x : Tensor of shape (batch, in_dim) -> ``embed``: (batch, hidden_dim); ``forward``:
     (batch, num_classes) logits.
 
     Examples
@@ -87,9 +87,9 @@ class GAPClassificationModule(nn.Module):
     dropout : float, default=0.0
     head_layers : int, default=1
 
-    Shapes
-    ------
-    x : Tensor of shape (batch, hops + 1, hidden_dim) -> (batch, num_classes)
+    Notes
+    -----
+    Shapes: x : Tensor of shape (batch, hops + 1, hidden_dim) -> (batch, num_classes)
 
     Examples
     --------

@@ -34,9 +34,9 @@ class MLP(nn.Module):
     activate_last : bool, default=False
         Apply the activation after the last layer too (for encoders).
 
-    Shapes
-    ------
-    x : Tensor of shape (..., in_dim)  ->  Tensor of shape (..., out_dim)
+    Notes
+    -----
+    Shapes: x : Tensor of shape (..., in_dim)  ->  Tensor of shape (..., out_dim)
 
     Examples
     --------

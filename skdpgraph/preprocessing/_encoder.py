@@ -46,7 +46,7 @@ class CategoricalFeatureEncoder(TransformerMixin, BaseEstimator):
     domain_sizes_ : ndarray of shape (n_features_out,)
         Number of categories of each output feature (2 for binary groups, ``n_bins``
         otherwise).
-    bin_edges_ : ndarray of shape (n_features_in_, n_bins + 1) or None
+    bin_edges_ : ndarray of shape (``n_features_in_``, n_bins + 1) or None
         Bin edges of non-binary inputs.
     n_features_in_ : int
 

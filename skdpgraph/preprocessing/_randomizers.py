@@ -106,7 +106,7 @@ class GRRFeatureRandomizer(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    domain_sizes_ : ndarray of shape (n_features_in_,)
+    domain_sizes_ : ndarray of shape (``n_features_in_``,)
     n_sampled_features_ : int
         :math:`\min(m, d)`.
     epsilon_ : float

@@ -133,7 +133,7 @@ def feature_frequency_estimates(operator: sp.csr_matrix, reports: np.ndarray,
 def reconstruct_features(operator: sp.csr_matrix, reports: np.ndarray, domain_sizes: np.ndarray,
                          epsilon_per_feature: float, n_sampled_features: int,
                          hops: int) -> np.ndarray:
-    r"""Algorithm 1 of [BHWW24]_: neighbourhood frequency estimates of each feature.
+    r"""Neighbourhood frequency estimates of each feature (Bhaila et al. 2024, Algorithm 1).
 
     The one-hot reports are averaged over ``hops`` rounds of :math:`M`, then the unbiased
     GRR-FS estimator (:func:`skdpgraph.privacy.grr_fs_frequency_estimate`) maps each
@@ -200,7 +200,7 @@ def _debias(frequencies: np.ndarray, epsilon: float, n_classes: int) -> np.ndarr
 def reconstruct_labels(operator: sp.csr_matrix, train_index: np.ndarray,
                        noisy_labels: np.ndarray, n_classes: int, epsilon: float,
                        hops: int) -> np.ndarray:
-    r"""Algorithm 2 of [BHWW24]_: label distributions of the training nodes.
+    r"""Bhaila et al. (2024), Algorithm 2: label distributions of the training nodes.
 
     Training nodes start from the one-hot of their noisy label, all other nodes from
     zero (masked propagation); after ``hops`` rounds of :math:`M`, each training node's

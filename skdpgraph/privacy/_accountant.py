@@ -101,8 +101,9 @@ def without_replacement_dpsgd_event(noise_multiplier: float, num_examples: int,
 
     Replacing one example changes the clipped-gradient sum by up to 2C, so the noise std is
     ``noise_multiplier * 2C`` and ``noise_multiplier`` is what dp-accounting's RDP accountant
-    expects under ``REPLACE_ONE`` [WBK19]_ (checked against an independent computation in
-    the tests; dp-accounting's PLD accountant reads the same event differently).
+    expects under ``REPLACE_ONE`` (Wang, Balle and Kasiviswanathan, AISTATS 2019; checked
+    against an independent computation in the tests; dp-accounting's PLD accountant reads
+    the same event differently).
     """
     step = dp_event.SampledWithoutReplacementDpEvent(
         num_examples, batch_size, dp_event.GaussianDpEvent(noise_multiplier)

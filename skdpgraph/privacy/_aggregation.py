@@ -155,8 +155,10 @@ def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | Non
 
     Examples
     --------
-    >>> pma_sensitivity("edge", directed=False), pma_sensitivity("node", directed=False, max_degree=100)
-    (1.4142135623730951, 10.0)
+    >>> pma_sensitivity("edge", directed=False)
+    1.4142135623730951
+    >>> pma_sensitivity("node", directed=False, max_degree=100)
+    10.0
     >>> pma_sensitivity("node", directed=False, max_degree=16, max_in_degree=3)
     5.0
     """
@@ -177,7 +179,7 @@ def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | Non
 
 def gap_node_event(noise_multiplier: float, hops: int, encoder_plan,
                    classifier_plan) -> dp_event.DpEvent:
-    """The node-level event of GAP (Theorem 4 of [SSBG23]_): three parts, one multiplier.
+    """The node-level event of GAP (Sajadmanesh et al. 2023, Theorem 4): one multiplier.
 
     Encoder DP-SGD, then K Gaussian mechanisms (PMA with std ``noise_multiplier * sqrt(D)``),
     then classifier DP-SGD, composed adaptively under add/remove-one-node. The two

@@ -1,0 +1,59 @@
+"""
+Training curves from ``history_``
+=================================
+
+Every fitted estimator keeps ``history_``: one record per epoch with the keys ``stage``,
+``epoch``, ``loss``, ``train_accuracy``, ``validation_accuracy`` (None without a
+validation split) and ``epsilon``, the budget spent so far according to the accountant.
+``pandas.DataFrame(clf.history_)`` turns it into one table.
+
+The history is computed on the private training data and is **not** covered by the
+guarantee (``privacy_.not_covered`` says so): use it to debug and tune on data you may
+look at, and do not publish it.
+
+GAP at node level trains in two stages, an encoder and then a classifier, both with
+DP-SGD; the epsilon column shows the budget being used up across both.
+"""
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+from skdpgraph import DPMLPClassifier, GAPClassifier
+from skdpgraph.datasets import make_csbm
+
+data = make_csbm(random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    data.nodes(), data.y, test_size=0.3, stratify=data.y, random_state=0)
+
+gap = GAPClassifier(epsilon=8.0, privacy_level="node", epochs=20,
+                    random_state=0).fit(X_train, y_train)
+mlp = DPMLPClassifier(epsilon=8.0, epochs=40, random_state=0).fit(X_train, y_train)
+
+# %%
+# One table per estimator
+# -----------------------
+gap_history = pd.DataFrame(gap.history_)
+mlp_history = pd.DataFrame(mlp.history_)
+print(gap_history.groupby("stage", sort=False).tail(2).to_string())
+print("not covered:", gap.privacy_.not_covered)
+
+# %%
+# Loss, training accuracy and epsilon spent
+# -----------------------------------------
+# Records come in training order, so the row number counts epochs across the stages.
+fig, axes = plt.subplots(1, 3, figsize=(11, 3.5))
+for name, history in (("GAP node", gap_history), ("DP-MLP", mlp_history)):
+    for stage, rows in history.groupby("stage", sort=False):
+        label = f"{name}, {stage}"
+        axes[0].plot(rows.index + 1, rows["loss"], label=label)
+        axes[1].plot(rows.index + 1, rows["train_accuracy"], label=label)
+    axes[2].plot(history.index + 1, history["epsilon"], label=name)
+axes[2].axhline(8.0, color="grey", ls="--", lw=0.8, label="budget")
+for ax, title in zip(axes, ("training loss", "training accuracy", "epsilon spent so far")):
+    ax.set_title(title)
+    ax.set_xlabel("epoch (over all stages)")
+axes[0].legend(fontsize=8)
+axes[2].legend(fontsize=8)
+fig.tight_layout()
+plt.show()
