@@ -167,3 +167,7 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities of the nodes ``X``, columns in ``classes_`` order."""
         return self._fitted().predict_proba(X)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy of :meth:`predict` on the nodes ``X`` against ``y``."""
+        return self._fitted().score(X, y, sample_weight=sample_weight)

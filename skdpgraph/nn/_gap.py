@@ -140,9 +140,9 @@ class ProgressiveStage(nn.Module):
     combine, activation : str, default="cat", "selu"
     dropout : float, default=0.0
 
-    Shapes
-    ------
-    x : Tensor of shape (batch, parts, hidden_dim) -> ``embed``: (batch, hidden_dim);
+    Notes
+    -----
+    Shapes: x : Tensor of shape (batch, parts, hidden_dim) -> ``embed``: (batch, hidden_dim);
     ``forward``: (batch, num_classes) logits.
 
     Examples

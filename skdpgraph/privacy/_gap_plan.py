@@ -18,8 +18,6 @@ References
 ----------
 .. [SSBG23] Sajadmanesh, Shamsabadi, Bellet, Gatica-Perez. "GAP: Differentially Private
    Graph Neural Networks with Aggregation Perturbation", USENIX Security 2023.
-.. [SG24] Sajadmanesh, Gatica-Perez. "ProGAP: Progressive Graph Neural Networks with
-   Differential Privacy Guarantees", WSDM 2024.
 .. [DRS22] Dong, Roth, Su. "Gaussian Differential Privacy", JRSS-B 2022.
 """
 
@@ -71,7 +69,7 @@ class GAPPlan:
         Node level: in-degree bound D_in; None leaves in-degree unbounded (and each
         node's own aggregation rows uncovered).
     progressive : bool, default=False
-        ProGAP ([SG24]_): K + 1 stages, each trained on the noisy aggregations released so
+        ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024): K + 1 stages, each trained on the noisy aggregations released so
         far, each of the first K aggregating its own embedding once. ``encoder`` is then
         the run of each of those K stages and ``classifier`` the run of the last one;
         the K one-hop Gaussians compose exactly as GAP's K hops.
