@@ -14,15 +14,17 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
+import numpy as np
 import torch
 from opacus.grad_sample import GradSampleModuleFastGradientClipping
 from opacus.optimizers import DPOptimizerFastGradientClipping
+from torch import nn
 
 from skdpgraph._progress import EpochProgress, epoch_record
 from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.sampling import make_batch_sampler
 
-__all__ = ["ExampleSet", "TensorExamples", "TrainingResult", "train_dpsgd"]
+__all__ = ["BestEpoch", "ExampleSet", "TensorExamples", "TrainingResult", "train_dpsgd"]
 
 #: ``loss_fn(module, batch) -> (per_example_loss, per_example_correct or None)``.
 LossFn = Callable[[torch.nn.Module, Sequence[torch.Tensor]],
@@ -247,3 +249,40 @@ def _diverged(description: str, what: str, lr: float, plan: DPSGDPlan) -> str:
                  f"noise_multiplier x sensitivity x max_grad_norm = {std:.3g})")
     return (f"{description}: training diverged: {what}. Lower the learning rate (lr={lr:g}), "
             f"scale the features to a moderate range (e.g. StandardScaler){noise}.")
+
+
+class BestEpoch:
+    """A ``train_dpsgd`` ``on_epoch`` callback that keeps the best epoch on held-out nodes.
+
+    After every epoch it records ``validation_accuracy`` on ``(inputs, labels)`` and
+    copies the weights when the accuracy improves; :meth:`restore` loads the best copy.
+    The selection reads the held-out labels without noise: use it only where they are
+    public (GAP's edge level, or a non-private fit); see
+    :meth:`~skdpgraph.estimators._base.BaseDPClassifier._validation_size`.
+
+    Parameters
+    ----------
+    inputs : Tensor
+        Held-out model inputs, on the module's device.
+    labels : ndarray of shape (n,)
+        Held-out labels (encoded as class indices).
+    """
+
+    def __init__(self, inputs: torch.Tensor, labels: np.ndarray) -> None:
+        self.inputs, self.labels = inputs, np.asarray(labels)
+        self.accuracy, self.state = -1.0, None
+
+    def __call__(self, module: nn.Module, record: dict) -> None:
+        with torch.no_grad():
+            predicted = module.eval()(self.inputs).argmax(-1).cpu().numpy()
+        module.train()
+        record["validation_accuracy"] = accuracy = float((predicted == self.labels).mean())
+        if accuracy > self.accuracy:
+            self.accuracy = accuracy
+            self.state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+    def restore(self, module: nn.Module) -> nn.Module:
+        """Load the best epoch's weights into ``module`` (unchanged if none was recorded)."""
+        if self.state is not None:
+            module.load_state_dict(self.state)
+        return module

@@ -24,8 +24,11 @@ One API across estimators (the rules every estimator follows):
   layers of an MLP, message-passing layers of a GNN), as PyG's ``num_layers``;
   ``encoder_layers`` counts the linear layers of a feature encoder that runs before any
   message passing (GAP, FDP). The type of graph convolution is ``conv``.
-- ``validation_fraction`` (default None: no split) holds out that fraction of the
-  training nodes for epoch selection, where the guarantee allows it.
+- ``validation_fraction`` holds out that fraction of the training nodes and keeps the
+  epoch with the best accuracy on them. The default ``"auto"`` holds out 10% exactly where
+  that costs no privacy: where the labels are public (GAP's edge level) or the fit is not
+  private (``epsilon=inf``); elsewhere it holds out nothing, and an explicit fraction is
+  refused because it would read protected labels without accounting. ``None``: no split.
 - ``history_`` is a list of per-epoch records with the keys ``stage``, ``epoch``,
   ``loss``, ``train_accuracy``, ``validation_accuracy`` (None without a validation split)
   and ``epsilon`` (spent so far, from the plan's accountant), in training order over the
@@ -248,6 +251,53 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
                     noise_generator=streams.torch("noise", self.device_), stage=stage,
                     epsilon_at=functools.partial(self._running_epsilon, plan, stage),
                     verbose=bool(self.verbose), description=f"{type(self).__name__} {stage}")
+
+    # ------------------------------------------------------------------ validation
+    #: Held out by ``validation_fraction="auto"`` where labels are public.
+    _AUTO_VALIDATION_FRACTION = 0.1
+
+    def _labels_public(self) -> bool:
+        """Whether this fit may read the training labels freely: not private by default."""
+        return math.isinf(self.epsilon)
+
+    def _validation_size(self, n: int) -> int:
+        """How many of the ``n`` training nodes ``validation_fraction`` holds out (0: none).
+
+        Raises ``ValueError`` for an explicit fraction where the labels are protected, or
+        one that leaves no node to train on.
+        """
+        name, fraction = type(self).__name__, self.validation_fraction
+        public = self._labels_public()
+        if isinstance(fraction, str):  # "auto"
+            fraction = self._AUTO_VALIDATION_FRACTION if public and n >= 20 else None
+        elif fraction is not None and not public:
+            raise ValueError(
+                f"{name}: validation_fraction={fraction} would select epochs on training labels "
+                "that this fit protects, without accounting for it; use validation_fraction="
+                "'auto' or None (epsilon=inf, or GAP's edge level, makes the labels public).")
+        held = math.ceil(fraction * n) if fraction else 0
+        if held >= n:
+            raise ValueError(f"{name}: validation_fraction={self.validation_fraction} holds out "
+                             f"all {n} training nodes, leaving none to train on.")
+        return held
+
+    @staticmethod
+    def _holdout(nodes: Nodes, y: np.ndarray, held: int, streams: RandomStreams):
+        """``((fit nodes, labels), (held-out nodes, labels) or None)``: ``held`` nodes out.
+
+        Stratified where every class fits in both parts; the split comes from the
+        ``"split"`` stream.
+        """
+        from sklearn.model_selection import train_test_split
+
+        if not held:
+            return (nodes, y), None
+        counts = np.bincount(y)[np.bincount(y) > 0]
+        stratify = counts.min() >= 2 and min(held, len(y) - held) >= len(counts)
+        fit, out = train_test_split(np.arange(len(y)), test_size=held,
+                                    random_state=streams.integer("split"),
+                                    stratify=y if stratify else None)
+        return (nodes[fit], y[fit]), (nodes[out], y[out])
 
     # ------------------------------------------------------------------ report
     def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Nodes
 from skdpgraph.nn import MLP
 from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, steps_for_epochs
-from skdpgraph.training import TensorExamples, train_dpsgd
+from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
 __all__ = ["DPMLPClassifier", "per_example_cross_entropy"]
 
@@ -58,6 +58,11 @@ class DPMLPClassifier(BaseDPClassifier):
     noise_multiplier : float, default=None
         Use this noise multiplier instead of calibrating; the fit fails, before training,
         if its epsilon exceeds ``epsilon``.
+    validation_fraction : float, "auto" or None, default="auto"
+        Hold out this fraction of the training nodes and keep the epoch with the best
+        accuracy on them. ``"auto"``: 10% when ``epsilon=inf`` (early stopping of the
+        non-private MLP), none when private, where an explicit fraction is refused (it
+        would read protected labels without accounting).
     random_state : int, RandomState or None, default=None
         Root of independent streams for initialisation, batch sampling and noise. Leave
         it None in production: a known seed makes the noise reproducible.
@@ -109,12 +114,14 @@ class DPMLPClassifier(BaseDPClassifier):
         "activation": [StrOptions({"relu", "selu", "tanh", "elu", "gelu"})],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
+                                None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, hidden_dim=64, num_layers=2,
                  activation="relu", dropout=0.0, epochs=50, lr=0.01, batch_size=256,
-                 max_grad_norm=1.0, noise_multiplier=None, random_state=None, device="auto",
-                 verbose=False):
+                 max_grad_norm=1.0, noise_multiplier=None, validation_fraction="auto",
+                 random_state=None, device="auto", verbose=False):
         self.epsilon = epsilon
         self.delta = delta
         self.classes = classes
@@ -127,12 +134,13 @@ class DPMLPClassifier(BaseDPClassifier):
         self.batch_size = batch_size
         self.max_grad_norm = max_grad_norm
         self.noise_multiplier = noise_multiplier
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> DPSGDPlan:
-        n = len(nodes)
+        n = len(nodes) - self._validation_size(len(nodes))
         return plan_dpsgd(
             epsilon=self.epsilon, delta=self.delta_, sampling="poisson", num_examples=n,
             batch_size=self.batch_size, steps=steps_for_epochs(self.epochs, n, self.batch_size),
@@ -141,14 +149,17 @@ class DPMLPClassifier(BaseDPClassifier):
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: DPSGDPlan,
                streams: RandomStreams) -> None:
+        (nodes, y), held = self._holdout(nodes, y, len(y) - plan.num_examples, streams)
+        best = held and BestEpoch(torch.from_numpy(np.asarray(held[0])).to(self.device_),
+                                  held[1])  # only where the labels are public
         module = MLP(nodes.graph.num_features, self.hidden_dim, len(self.classes_),
                      num_layers=self.num_layers, activation=self.activation,
                      dropout=self.dropout).to(self.device_)
         examples = TensorExamples(torch.from_numpy(np.asarray(nodes)), torch.from_numpy(y),
                                   device=self.device_)
         result = train_dpsgd(module, examples, per_example_cross_entropy, plan, lr=self.lr,
-                             **self._stage_options(plan, "classifier", streams))
-        self.module_ = result.module.cpu()
+                             on_epoch=best, **self._stage_options(plan, "classifier", streams))
+        self.module_ = (best.restore(result.module) if best else result.module).cpu()
         self.history_ = result.history
         self.noise_multiplier_ = plan.noise_multiplier
 

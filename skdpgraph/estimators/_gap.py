@@ -7,17 +7,16 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.model_selection import train_test_split
 
 from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn._gap import (BestEpoch, GAPClassificationModule, GAPEncoder, embed_nodes,
+from skdpgraph.nn._gap import (GAPClassificationModule, GAPEncoder, embed_nodes,
                                hop_inputs)
 from skdpgraph.privacy import GAPPlan, plan_gap
-from skdpgraph.training import TensorExamples, train_dpsgd
+from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
 __all__ = ["GAPClassifier"]
 
@@ -55,9 +54,10 @@ class GAPClassifier(BaseDPClassifier):
         Node level: also bound in-degree to D_in; sensitivity sqrt(D_in² + D), own rows covered.
     max_grad_norm, dropout : float, default=1.0, 0.0
         Clipping norm of both DP-SGD runs (node level); dropout rate.
-    validation_fraction : float, default=None
-        Edge level only: keep the epoch with the best accuracy on this held-out fraction
-        (None: no split).
+    validation_fraction : float, "auto" or None, default="auto"
+        Hold out this fraction of the training nodes and keep each stage's epoch with the
+        best accuracy on them. ``"auto"``: 10% where the labels are public (edge level, or
+        ``epsilon=inf``), none at private node level, where an explicit fraction is refused.
     random_state : int, RandomState or None, default=None
         Root of independent random streams; leave None in production.
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
@@ -102,17 +102,22 @@ class GAPClassifier(BaseDPClassifier):
         **{name: [Interval(Integral, 1, None, closed="left"), None]
            for name in ("epochs", "encoder_epochs", "batch_size", "max_in_degree")},
         "dropout": [Interval(Real, 0, 1, closed="left")],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
+                                None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, privacy_level="edge", hops=2,
                  hidden_dim=16, encoder_layers=2, combine="cat", activation="selu",
                  epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=100,
                  max_in_degree=None, max_grad_norm=1.0, dropout=0.0,
-                 validation_fraction=None, random_state=None, device="auto", verbose=False):
+                 validation_fraction="auto", random_state=None, device="auto", verbose=False):
         self.__dict__.update((k, v) for k, v in locals().items() if k != "self")  # as given
 
     _progressive = False  # ProGAPClassifier: one aggregation per stage
+
+    def _labels_public(self) -> bool:  # features and labels are public at edge level
+        return self.privacy_level == "edge" or math.isinf(self.epsilon)
+
     _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
     _training_size_public = _node_unit  # only node level's sampling rate and noise depend on n
 
@@ -121,14 +126,7 @@ class GAPClassifier(BaseDPClassifier):
         return g.num_nodes if self._node_unit else max(g.num_edges // (1 if g.directed else 2), 1)
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> GAPPlan:
-        node = self._node_unit
-        if node and self.validation_fraction is not None:
-            raise ValueError("GAPClassifier: validation_fraction selects epochs on labels, which "
-                             "node-level DP protects; it is only allowed at privacy_level='edge'.")
-        held = math.ceil(self.validation_fraction * len(nodes)) if self.validation_fraction else 0
-        if held >= len(nodes):
-            raise ValueError(f"GAPClassifier: validation_fraction={self.validation_fraction} holds "
-                             f"out all {len(nodes)} training nodes, leaving none to train on.")
+        node, held = self._node_unit, self._validation_size(len(nodes))
         n, epochs = len(nodes) - held, self.epochs or (10 if node else 100)
         return plan_gap(
             epsilon=self.epsilon, delta=self.delta_, privacy_level=self.privacy_level,
@@ -160,14 +158,7 @@ class GAPClassifier(BaseDPClassifier):
 
     def _split(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams):
         """``((fit nodes, labels), (held-out nodes, labels) or None)``, sizes as planned."""
-        held = len(y) - plan.encoder.num_examples
-        if not held:
-            return (nodes, y), None
-        counts = np.bincount(y)[np.bincount(y) > 0]  # stratify where every class fits in both
-        stratify = counts.min() >= 2 and min(held, len(y) - held) >= len(counts)
-        fit, out = train_test_split(np.arange(len(y)), test_size=held, random_state=streams.integer(
-            "split"), stratify=y if stratify else None)
-        return (nodes[fit], y[fit]), (nodes[out], y[out])
+        return self._holdout(nodes, y, len(y) - plan.encoder.num_examples, streams)
 
     def _stage(self, build, plan: GAPPlan, stage: str, inputs, nodes, y, held, streams,
                index: int = 0, name: str | None = None):

@@ -16,7 +16,7 @@ import numpy as np
 from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.privacy._aggregation import row_normalize
 
-__all__ = ["BestEpoch", "GAPEncoder", "GAPClassificationModule", "ProgressiveStage", "embed_nodes",
+__all__ = ["GAPEncoder", "GAPClassificationModule", "ProgressiveStage", "embed_nodes",
            "hop_inputs"]
 
 _COMBINE = ("cat", "sum", "max")
@@ -212,39 +212,3 @@ def hop_inputs(encoder: GAPEncoder, nodes: Any, aggregations: torch.Tensor) -> t
     index = torch.from_numpy(np.array(nodes.index, dtype=np.int64))
     own = embed_nodes(encoder, nodes.graph, nodes.index)
     return torch.cat([own.unsqueeze(1), aggregations[index]], dim=1)
-
-
-class BestEpoch:
-    """A ``train_dpsgd`` ``on_epoch`` callback that keeps the best epoch on held-out nodes.
-
-    After every epoch it records ``validation_accuracy`` on ``(inputs, labels)`` and
-    copies the weights when the accuracy improves; :meth:`restore` loads the best copy.
-    The selection reads the held-out labels without noise: use it only where they are
-    public (edge-level GAP).
-
-    Parameters
-    ----------
-    inputs : Tensor
-        Held-out model inputs, on the module's device.
-    labels : ndarray of shape (n,)
-        Held-out labels (encoded as class indices).
-    """
-
-    def __init__(self, inputs: torch.Tensor, labels: np.ndarray) -> None:
-        self.inputs, self.labels = inputs, np.asarray(labels)
-        self.accuracy, self.state = -1.0, None
-
-    def __call__(self, module: nn.Module, record: dict) -> None:
-        with torch.no_grad():
-            predicted = module.eval()(self.inputs).argmax(-1).cpu().numpy()
-        module.train()
-        record["validation_accuracy"] = accuracy = float((predicted == self.labels).mean())
-        if accuracy > self.accuracy:
-            self.accuracy = accuracy
-            self.state = {k: v.detach().clone() for k, v in module.state_dict().items()}
-
-    def restore(self, module: nn.Module) -> nn.Module:
-        """Load the best epoch's weights into ``module`` (unchanged if none was recorded)."""
-        if self.state is not None:
-            module.load_state_dict(self.state)
-        return module

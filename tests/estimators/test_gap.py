@@ -346,5 +346,20 @@ def test_validation_fraction_keeps_the_best_epoch_at_edge_level_only(data):
                                random_state=RandomStreams(0).integer("split"))
     scores = [r["validation_accuracy"] for r in clf.history_ if r["stage"] == "classifier"]
     assert len(scores) == 15 and clf.score(X[held], y[held]) == pytest.approx(max(scores))
-    with pytest.raises(ValueError, match="only allowed at privacy_level='edge'"):
+    with pytest.raises(ValueError, match="validation_fraction=0.1 would select epochs on "
+                                         "training labels that this fit protects"):
         GAPClassifier(privacy_level="node", validation_fraction=0.1, **FAST).fit(X, y)
+
+
+@pytest.mark.parametrize("privacy_level,epsilon,held", [
+    ("edge", 4.0, True), ("node", 8.0, False), ("node", np.inf, True)])
+def test_auto_validation_only_where_the_labels_are_public(data, privacy_level, epsilon, held):
+    X, y, _, _ = _split(data)
+    params = {**FAST, "privacy_level": privacy_level, "epsilon": epsilon, "batch_size": 64}
+    clf = GAPClassifier(**params).fit(X, y)
+    scores = [r["validation_accuracy"] for r in clf.history_]
+    assert all(s is not None for s in scores) if held else all(s is None for s in scores)
+    if privacy_level == "node" and held is False:
+        assert clf._plan_.encoder.num_examples == len(y)  # every node trains
+    if held:
+        assert clf._plan_.encoder.num_examples == len(y) - int(np.ceil(0.1 * len(y)))
