@@ -168,13 +168,13 @@ class GAPClassifier(BaseDPClassifier):
         stages also give their ``index`` among the encoder runs and their ``name`` in
         ``history_``.
         """
-        options = self._stage_options(plan, stage, streams)
-        if name is not None:
-            options.update(stage=name, description=f"{type(self).__name__} {name}",
-                           epsilon_at=lambda steps: plan.running_epsilon(
-                               self.delta_, stage, steps, index=index))
         best = held and BestEpoch(inputs(held[0]).to(self.device_), held[1])  # public labels
         with streams.initialisation():
+            options = self._stage_options(plan, stage, streams)
+            if name is not None:
+                options.update(stage=name, description=f"{type(self).__name__} {name}",
+                               epsilon_at=lambda steps: plan.running_epsilon(
+                                   self.delta_, stage, steps, index=index))
             result = train_dpsgd(
                 build().to(self.device_), TensorExamples(
                     inputs(nodes), torch.from_numpy(y), device=self.device_),
