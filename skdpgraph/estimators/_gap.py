@@ -41,7 +41,10 @@ class GAPClassifier(BaseDPClassifier):
     privacy_level : {"edge", "node"}, default="edge"
         Edge: add/remove one edge; features and labels public. Node: add/remove one node
         with its features, label and edges; node set public.
-    hops, hidden_dim, encoder_layers : int, default=2, 16, 2
+    hops, encoder_layers : int, default=2, 2
+    hidden_dim : int, default=None
+        Width of the embeddings and layers: 64 at edge level, 16 at node level (see
+        "How the defaults were chosen" in the docs).
         ``encoder_layers``: linear layers of the encoder MLP, before any aggregation.
     combine, activation : str, default="cat", "selu"
     epochs, encoder_epochs, lr : int, int, float, default=None, None, 0.01
@@ -98,16 +101,16 @@ class GAPClassifier(BaseDPClassifier):
             ("privacy_level", {"edge", "node"}), ("combine", {"cat", "sum", "max"}),
             ("activation", {"relu", "selu", "tanh", "elu", "gelu"}))},
         **{name: [Interval(Integral, 1, None, closed="left")]
-           for name in ("hops", "hidden_dim", "encoder_layers", "max_degree")},
+           for name in ("hops", "encoder_layers", "max_degree")},
         **{name: [Interval(Integral, 1, None, closed="left"), None]
-           for name in ("epochs", "encoder_epochs", "batch_size", "max_in_degree")},
+           for name in ("hidden_dim", "epochs", "encoder_epochs", "batch_size", "max_in_degree")},
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
                                 None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, privacy_level="edge", hops=2,
-                 hidden_dim=16, encoder_layers=2, combine="cat", activation="selu",
+                 hidden_dim=None, encoder_layers=2, combine="cat", activation="selu",
                  epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=100,
                  max_in_degree=None, max_grad_norm=1.0, dropout=0.0,
                  validation_fraction="auto", random_state=None, device="auto", verbose=False):
@@ -119,6 +122,7 @@ class GAPClassifier(BaseDPClassifier):
         return self.privacy_level == "edge" or math.isinf(self.epsilon)
 
     _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
+    _width = property(lambda self: self.hidden_dim or (16 if self._node_unit else 64))
     _training_size_public = _node_unit  # only node level's sampling rate and noise depend on n
 
     def _protected_units(self, nodes: Nodes) -> int:  # every node, or the edges (1 if none)
@@ -140,7 +144,7 @@ class GAPClassifier(BaseDPClassifier):
         graph = nodes.graph
         self.noise_multiplier_, self.sensitivity_ = plan.noise_multiplier, plan.sensitivity
         (nodes, y), held = self._split(nodes, y, plan, streams)
-        width, classes = self.hidden_dim, len(self.classes_)
+        width, classes = self._width, len(self.classes_)
         self.encoder_, encoder = self._stage(
             lambda: GAPEncoder(graph.num_features, width, classes, num_layers=self.encoder_layers,
                                activation=self.activation, dropout=self.dropout),

@@ -76,7 +76,7 @@ class ProGAPClassifier(GAPClassifier):
         graph = nodes.graph
         self.noise_multiplier_, self.sensitivity_ = plan.noise_multiplier, plan.sensitivity
         (nodes, y), held = self._split(nodes, y, plan, streams)
-        width, classes, self.history_ = self.hidden_dim, len(self.classes_), []
+        width, classes, self.history_ = self._width, len(self.classes_), []
 
         def fit_stage(index: int, aggregations: torch.Tensor | None):
             last = index == self.hops
