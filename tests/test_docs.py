@@ -5,6 +5,8 @@ The build runs Sphinx with ``-W`` on a copy of ``doc/`` and ``examples/`` in a t
 in ``doc/install.rst``.
 """
 
+import ast
+import inspect
 import os
 import pathlib
 import re
@@ -17,6 +19,9 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ESTIMATORS = ["DPMLPClassifier", "GAPClassifier", "DRWClassifier", "FDPClassifier",
               "RGNNClassifier"]
+# Every public estimator class, by module path (checked against the packages' __all__).
+PUBLIC_ESTIMATORS = [f"skdpgraph.estimators.{name}" for name in ESTIMATORS + [
+    "ProGAPClassifier", "DPNodeClassifier"]] + ["skdpgraph.model_selection.PrivateRandomSearch"]
 SKLEARN_METHODS = ["fit", "predict", "predict_proba", "score"]
 # Outputs of an earlier in-tree build; copying them would hide a page that no longer builds.
 BUILD_OUTPUTS = ("_build", "generated", "auto_examples", "sg_execution_times.rst")
@@ -61,17 +66,97 @@ def test_estimator_pages_document_sklearn_methods(built_html, name):
     assert missing == [], f"the API page of {name} does not document {missing}"
 
 
-@pytest.mark.parametrize("name", ESTIMATORS)
-def test_estimator_docstring_lists_every_parameter(name):
-    """Every constructor parameter has an entry in the numpydoc Parameters section."""
-    import inspect
+def _public_estimator_classes() -> dict:
+    """Every estimator class that ``skdpgraph.estimators`` and ``.model_selection`` export."""
+    import importlib
 
+    from sklearn.base import BaseEstimator
+
+    found = {}
+    for package in ("skdpgraph.estimators", "skdpgraph.model_selection"):
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            value = getattr(module, name)
+            if isinstance(value, type) and issubclass(value, BaseEstimator):
+                found[f"{package}.{name}"] = value
+    return found
+
+
+def test_public_estimator_list_is_complete():
+    """``PUBLIC_ESTIMATORS`` (the docstring tests' list) names every public estimator."""
+    assert sorted(_public_estimator_classes()) == sorted(PUBLIC_ESTIMATORS)
+
+
+def _written_default(type_line: str):
+    """The value after ``default=`` at the end of a numpydoc type line, or ``_NO_DEFAULT``."""
+    match = re.search(r"(?:^|,\s*)default=(.+)$", type_line)
+    if match is None:
+        return _NO_DEFAULT
+    try:
+        return ast.literal_eval(match.group(1).strip())
+    except (ValueError, SyntaxError):
+        return _UNREADABLE
+
+
+_NO_DEFAULT, _UNREADABLE = object(), object()
+
+
+@pytest.mark.parametrize("path", PUBLIC_ESTIMATORS)
+def test_estimator_docstring_describes_every_parameter(path):
+    """Each constructor parameter has its own Parameters entry, described, default as coded.
+
+    One entry per parameter, in signature order (as scikit-learn's
+    ``test_docstring_parameters``), with a description that is at least one sentence, and
+    ``default=<value>`` on its type line equal (value and type) to the signature's default;
+    a required parameter states no default.
+    """
     docscrape = pytest.importorskip("numpydoc.docscrape",
                                     reason="numpydoc is not installed (pip install -e '.[docs]')")
-    import skdpgraph
+    cls = _public_estimator_classes()[path]
+    parameters = inspect.signature(cls).parameters
+    section = docscrape.ClassDoc(cls)["Parameters"]
+    listed = [entry.name for entry in section]
+    grouped = [name for name in listed if "," in name]
+    assert grouped == [], f"{path}: entries that group several parameters: {grouped}"
+    entries = {entry.name: entry for entry in section}
+    assert listed == list(parameters), (
+        f"{path}: the Parameters section lists {listed}; the signature has "
+        f"{list(parameters)} (missing: {[p for p in parameters if p not in entries]}, "
+        f"unknown: {[e for e in entries if e not in parameters]})")
+    problems = []
+    for name, parameter in parameters.items():
+        entry = entries[name]
+        description = " ".join(line.strip() for line in entry.desc).strip()
+        if not description.endswith("."):
+            problems.append(f"{name}: the description is not a sentence: {description!r}")
+        written, coded = _written_default(entry.type), parameter.default
+        if coded is inspect.Parameter.empty:
+            if written is not _NO_DEFAULT:
+                problems.append(f"{name}: required, but the docstring states a default")
+        elif written is _NO_DEFAULT or written is _UNREADABLE:
+            problems.append(f"{name}: no readable 'default=' in {entry.type!r} "
+                            f"(the signature's is {coded!r})")
+        elif type(written) is not type(coded) or written != coded:
+            problems.append(f"{name}: the docstring says default={written!r}, the signature "
+                            f"{coded!r}")
+    assert problems == [], f"{path}:\n" + "\n".join(problems)
 
-    cls = getattr(skdpgraph, name)
-    listed = {part.strip() for entry in docscrape.ClassDoc(cls)["Parameters"]
-              for part in entry.name.split(",")}
-    missing = [p for p in inspect.signature(cls).parameters if p not in listed]
-    assert missing == [], f"{name}'s docstring does not list the parameters {missing}"
+
+# ProGAP takes GAP's parameters; these three count per stage in ProGAP.
+PROGAP_OWN_ENTRIES = ["encoder_epochs", "epochs", "hops"]
+
+
+def test_progap_parameter_entries_are_gaps():
+    """ProGAP's copy of GAP's Parameters section stays in step (STYLE.md, section 7)."""
+    docscrape = pytest.importorskip("numpydoc.docscrape",
+                                    reason="numpydoc is not installed (pip install -e '.[docs]')")
+    from skdpgraph import GAPClassifier, ProGAPClassifier
+
+    gap, progap = ({entry.name: (entry.type, entry.desc)
+                    for entry in docscrape.ClassDoc(cls)["Parameters"]}
+                   for cls in (GAPClassifier, ProGAPClassifier))
+    assert list(progap) == list(gap)
+    differ = sorted(name for name in gap if progap[name] != gap[name])
+    assert differ == PROGAP_OWN_ENTRIES, (
+        f"ProGAPClassifier's entries differ from GAPClassifier's for {differ}; only "
+        f"{PROGAP_OWN_ENTRIES} should (copy GAP's text or update PROGAP_OWN_ENTRIES)")

@@ -38,37 +38,62 @@ class DPMLPClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Privacy budget; ``np.inf`` trains the same MLP without clipping or noise.
+        Total privacy budget of the fit, in ``(0, inf]``: the noise is calibrated so that
+        the whole training run is ``(epsilon, delta_)``-DP. ``np.inf`` trains the same MLP
+        on the same batches without clipping or noise.
     delta : float, default=None
-        Defaults to ``1 / (10 * n_train)``: only the training nodes are used.
+        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * n_train)`` (only the
+        training nodes are used); the value used is ``delta_``. A smaller delta needs more
+        noise.
     classes : array-like, default=None
         The public label set. None reads it from ``y`` and states in ``privacy_`` that it
         is treated as public; labels outside a given set raise.
     hidden_dim : int, default=64
+        Width of every hidden layer of the MLP, at least 1. Public; it does not change
+        the accountant (each node's whole gradient is clipped).
     num_layers : int, default=2
-        Linear layers of the MLP (1: a linear model).
-    activation : str, default="relu"
+        Linear layers of the MLP, at least 1 (1: a linear model). Public; it does not
+        change the accountant.
+    activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="relu"
+        Activation between the linear layers. It does not change the accountant.
     dropout : float, default=0.0
+        Dropout rate in ``[0, 1)`` between the linear layers during training. It does not
+        change the accountant.
     epochs : int, default=50
+        Passes over the training nodes, at least 1: ``epochs * ceil(n_train /
+        batch_size)`` DP-SGD steps. Every step spends budget, so at a fixed ``epsilon``
+        more epochs mean more noise per step.
     lr : float, default=0.01
+        Learning rate of Adam, in ``(0, 1e30]``. It acts on the noisy gradients
+        (post-processing) and does not change the accountant.
     batch_size : int, default=256
-        Expected batch size.
+        Expected batch size of Poisson sampling: each step keeps every training node
+        independently with probability ``batch_size / n_train`` (capped at 1). The
+        sampling rate and the number of steps enter the accountant.
     max_grad_norm : float, default=1.0
-        Per-example clipping norm C.
+        Per-node clipping norm C > 0: each node's gradient is scaled to L2 norm at most C
+        and the noise std is ``noise_multiplier * C``. Epsilon does not depend on C;
+        the ratio of gradient to noise does.
     noise_multiplier : float, default=None
-        Use this noise multiplier instead of calibrating; the fit fails, before training,
-        if its epsilon exceeds ``epsilon``.
+        Noise std / C, > 0. None calibrates the smallest multiplier that meets
+        ``(epsilon, delta_)``. Given, it is used as is (even with ``epsilon=np.inf``)
+        and the fit fails, before training, if its epsilon exceeds ``epsilon``.
     validation_fraction : float, "auto" or None, default="auto"
-        Hold out this fraction of the training nodes and keep the epoch with the best
-        accuracy on them. ``"auto"``: 10% when ``epsilon=inf`` (early stopping of the
-        non-private MLP), none when private, where an explicit fraction is refused (it
-        would read protected labels without accounting).
-    random_state : int, RandomState or None, default=None
-        Root of independent streams for initialisation, batch sampling and noise. Leave
-        it None in production: a known seed makes the noise reproducible.
+        Hold out this fraction (in ``(0, 1)``) of the training nodes and keep the epoch
+        with the best accuracy on them. ``"auto"``: 10% when ``epsilon=inf`` (early
+        stopping of the non-private MLP; none below 20 nodes), none when private, where
+        an explicit fraction is refused (it would read protected labels without
+        accounting). None: no split.
+    random_state : int, RandomState instance or None, default=None
+        Root of independent streams for initialisation, batch sampling, noise and the
+        validation split. Leave it None in production: a known seed makes the noise
+        reproducible.
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
+        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
+        The device used is ``device_``; it does not change the guarantee.
     verbose : bool, default=False
-        Show a progress bar with the loss and running epsilon.
+        Show a progress bar with the loss and running epsilon. The printed loss is
+        computed on the private training nodes and is not covered (``privacy_`` says so).
 
     Attributes
     ----------

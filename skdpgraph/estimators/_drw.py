@@ -42,33 +42,64 @@ class DRWClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Privacy budget; ``np.inf`` trains the same model without clipping or noise.
+        Total privacy budget of the fit, in ``(0, inf]``: lambda is calibrated so that all
+        steps together are ``(epsilon, delta_)``-DP under replace-one. ``np.inf`` trains
+        the same model without clipping or noise (``noise_multiplier`` is then ignored).
     delta : float, default=None
-        Defaults to ``1 / (10 * num_nodes)`` of the graph (every node is protected).
+        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * num_nodes)`` of the
+        graph (every node is protected); the value used is ``delta_``.
     classes : array-like, default=None
         The public label set (None: read from ``y`` and stated as public).
     sampler : {"drw", "drw-r", "drw-d"}, default="drw"
-        One walk per root, ``restarts`` walks per root, or DRW re-drawn every
-        ``resample_every`` steps.
-    walk_length, restarts, resample_every : int, default=4, 2, 10
-        Steps per walk, walks per root (``"drw-r"``), steps between re-draws (``"drw-d"``).
+        How the disjoint subgraphs are drawn: one walk per root (``"drw"``),
+        ``restarts`` walks per root (``"drw-r"``), or DRW drawn again every
+        ``resample_every`` steps (``"drw-d"``). The subgraphs are disjoint in every case,
+        so the accountant is the same.
+    walk_length : int, default=4
+        Steps per random walk, at least 1, in training and in ``predict``. It does not
+        change the accountant (a node still lies in one subgraph at most).
+    restarts : int, default=2
+        Walks per root with ``sampler="drw-r"`` (training and ``predict``), at least 1;
+        ignored by the other samplers. It does not change the accountant.
+    resample_every : int, default=10
+        Steps between two draws of the subgraphs with ``sampler="drw-d"``, at least 1;
+        ignored by the other samplers. It does not change the accountant.
     batch_size : int, default=64
-        Subgraphs per step (capped at the number of training nodes).
-    num_layers, hidden_dim : int, default=1, 256
-        Message-passing layers (1 or 2) and their width.
+        Subgraphs per step, drawn without replacement (capped at the number of training
+        nodes). The sampling rate ``batch_size / n_train`` enters the accountant.
+    num_layers : int, default=1
+        Message-passing layers of the GNN (1 or 2). It does not change the accountant.
+    hidden_dim : int, default=256
+        Width of the GNN's layers, at least 1. It does not change the accountant.
     conv : {"gcn", "sage"}, default="gcn"
-    lr, max_grad_norm : float, default=0.01, 1.0
+        Graph convolution inside each subgraph: GCN or GraphSAGE. It does not change the
+        accountant.
+    lr : float, default=0.01
+        Learning rate of Adam, in ``(0, 1e30]``. It does not change the accountant.
     epochs : int, default=30
-        Passes of ``ceil(M / m)`` steps each; ignored if ``max_steps`` is set.
+        Passes of ``ceil(n_train / batch_size)`` steps each; ignored if ``max_steps`` is
+        set. More steps mean more noise at a fixed ``epsilon``.
     max_steps : int, default=None
+        DP-SGD steps, instead of those of ``epochs``; None: from ``epochs``. With
+        ``noise_multiplier`` given it is an upper bound.
+    max_grad_norm : float, default=1.0
+        Clipping norm C > 0 of each root's gradient; the noise std is ``2 * lambda * C``
+        (replace-one moves one clipped gradient by at most 2C). Epsilon does not
+        depend on C.
     noise_multiplier : float, default=None
-        None: calibrate lambda. Given (the paper's mode): train for the most planned steps
-        within ``epsilon``, fixed before training.
-    random_state : int, RandomState or None, default=None
-        Root of the walks', batches', noise and init streams; None in production.
+        lambda = noise std / (2C), > 0. None calibrates lambda to ``(epsilon, delta_)``.
+        Given (the paper's mode), training runs for the most planned steps within
+        ``epsilon``, fixed before training (``n_steps_``); ignored with ``epsilon=np.inf``.
+    random_state : int, RandomState instance or None, default=None
+        Root of the streams of the walks, batches, noise and initialisation, and of the
+        prediction walks' key (``prediction_key_``). Leave None in production: a known
+        seed makes the noise reproducible.
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
+        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
+        The device used is ``device_``; it does not change the guarantee.
     verbose : bool, default=False
-        Show a progress bar with the loss and running epsilon.
+        Show a progress bar with the loss and running epsilon. The printed loss is
+        computed on the private training nodes and is not covered (``privacy_`` says so).
 
     Attributes
     ----------

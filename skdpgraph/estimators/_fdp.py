@@ -36,29 +36,64 @@ class FDPClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Privacy budget; ``np.inf`` trains the same model without clipping or noise.
+        Total privacy budget of the fit, in ``(0, inf]``: sigma is calibrated so that
+        training (and, with ``private_inference``, the release of the training graph's
+        neighbour sums) is ``(epsilon, delta_)``-DP. ``np.inf`` trains the same model
+        without clipping or noise unless ``noise_multiplier`` is given.
     delta : float, default=None
-        Defaults to ``1 / (10 * graph.num_nodes)``: every node of the graph is protected.
+        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * graph.num_nodes)``:
+        every node of the graph is protected. The value used is ``delta_``.
     classes : array-like, default=None
         The public label set. None reads it from ``y`` and states in ``privacy_`` that it
         is treated as public; labels outside a given set raise.
     max_degree : int, default=4
-        Degree bound K: each node feeds at most K stars, each star has at most K neighbours.
+        Degree bound K >= 1: each node feeds at most K stars, each star has at most K
+        neighbours. One node then touches at most K + 1 examples, which the accountant
+        charges: a larger K means more noise.
     degree_sampler : {"bernoulli", "greedy"}, default="bernoulli"
-    hidden_dim, encoder_layers, activation : int, int, str, default=100, 1, "tanh"
-        ``encoder_layers``: linear layers encoding each node's features before the one
-        message-passing layer.
-    epochs, lr, batch_size, max_grad_norm : int, float, int, float, default=30, 0.01, 256, 1.0
-        ``epochs * ceil(n_train / batch_size)`` Adam steps on exact batches (capped at n_train).
+        How K is enforced: ``"bernoulli"`` (the authors' code) keeps each of a node's
+        ``d`` edges to training nodes with probability ``K / (2 d)``, none if more than
+        K survive; ``"greedy"`` keeps K of them at random. It does not change the
+        accountant (see Notes for the condition both share).
+    hidden_dim : int, default=100
+        Width H of the encoder and of the message-passing layer, at least 1. It does not
+        change the training accountant; with ``private_inference`` the released sums'
+        sensitivity ``sqrt(K(K+1)(H+1))`` grows with it (same epsilon, more noise).
+    encoder_layers : int, default=1
+        Linear layers encoding each node's features before the one message-passing
+        layer, at least 1. It does not change the accountant.
+    activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="tanh"
+        Activation of the network's layers. It does not change the accountant.
+    epochs : int, default=30
+        Passes over the training nodes: ``epochs * ceil(n_train / batch_size)`` DP-SGD
+        steps. More steps mean more noise at a fixed ``epsilon``.
+    lr : float, default=0.01
+        Learning rate of Adam, in ``(0, 1e30]``. It does not change the accountant.
+    batch_size : int, default=256
+        Stars per step, drawn without replacement (capped at n_train). The sampling rate
+        ``batch_size / n_train`` enters the accountant.
+    max_grad_norm : float, default=1.0
+        Clipping norm C > 0 of each star's gradient; the noise std is ``sigma * 2(K+1)C``.
+        Epsilon does not depend on C.
     noise_multiplier : float, default=None
-        sigma; calibrated when None. If given, the fit fails, before training, when its
-        epsilon exceeds ``epsilon``.
+        sigma, > 0; calibrated when None. If given, it is used as is (even with
+        ``epsilon=np.inf``) and the fit fails, before training, when its epsilon exceeds
+        ``epsilon``.
     private_inference : bool, default=False
         Predict from noisy neighbour sums and counts, released once per graph content: the
-        training graph's in ``fit`` (in ``epsilon_spent_``), others in ``privacy_.releases``.
-    random_state, device, verbose
-        As in :class:`~skdpgraph.DPMLPClassifier` (streams: degree sampling, batches,
-        noise, initialisation, and one per later release).
+        training graph's in ``fit`` (in ``epsilon_spent_``, so training gets more noise),
+        others in ``privacy_.releases``. False: ``predict`` reads the exact graph and
+        is not covered.
+    random_state : int, RandomState instance or None, default=None
+        Root of independent streams for degree sampling, batches, noise, initialisation
+        and each later release. Leave it None in production: a known seed makes the
+        noise reproducible.
+    device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
+        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
+        The device used is ``device_``; it does not change the guarantee.
+    verbose : bool, default=False
+        Show a progress bar with the loss and running epsilon. The printed loss is
+        computed on the private training nodes and is not covered (``privacy_`` says so).
 
     Attributes
     ----------

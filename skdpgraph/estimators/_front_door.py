@@ -93,10 +93,15 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
         ``unit="local"``, whose guarantee is pure (delta 0).
     classes : array-like, default=None
         The public label set; None reads it from ``y`` (stated as public in ``privacy_``).
-    random_state : int or None, default=None
-        Root of the chosen estimator's random streams; leave None in production.
-    device : str, default="auto"
+    random_state : int, RandomState instance or None, default=None
+        Root of the chosen estimator's random streams; leave None in production: a known
+        seed makes the noise reproducible.
+    device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
+        Where the chosen estimator trains and predicts; ``"auto"`` takes CUDA when
+        available, else the CPU. It does not change the guarantee.
     verbose : bool, default=False
+        Passed to the chosen estimator: a progress bar with the loss and running epsilon,
+        stated as not covered in ``privacy_``.
 
     Attributes
     ----------

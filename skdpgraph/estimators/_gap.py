@@ -33,39 +33,83 @@ class GAPClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Budget; ``np.inf`` is GAP-∞ (no noise, no clipping). At most 1e12 at edge level.
+        Total privacy budget of the fit, in ``(0, inf]``, met by one noise multiplier
+        sigma. Edge level: only the aggregations pay (their Gaussians compose exactly);
+        node level: the DP-SGD runs and the aggregations share it (RDP composition).
+        ``np.inf``: no noise and no clipping (the non-private baseline). At most 1e12 at
+        edge level.
     delta : float, default=None
-        ``1 / (10 * E)`` (E edges) at edge level, ``1 / (10 * num_nodes)`` at node level.
+        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * E)`` (E edges, an
+        undirected edge counted once) at edge level and ``1 / (10 * num_nodes)`` at node
+        level; the value used is ``delta_``.
     classes : array-like, default=None
         The public label set; None reads it from ``y`` (stated in ``privacy_``).
     privacy_level : {"edge", "node"}, default="edge"
-        Edge: add/remove one edge; features and labels public. Node: add/remove one node
-        with its features, label and edges; node set public.
-    hops, encoder_layers : int, default=2, 2
+        The privacy unit. Edge: add/remove one edge; features and labels are public and
+        only the aggregations are noisy. Node: add/remove one node with its features,
+        label and edges; the node set is public, and training runs DP-SGD as well.
+    hops : int, default=2
+        K >= 1, the number of noisy aggregation hops. The classifier reads each node's
+        own embedding and its K aggregations; the K Gaussians share ``epsilon``, so more
+        hops mean more noise per hop.
     hidden_dim : int, default=None
-        Width of the embeddings and layers: 64 at edge level, 16 at node level (see
-        "How the defaults were chosen" in the docs).
-        ``encoder_layers``: linear layers of the encoder MLP, before any aggregation.
-    combine, activation : str, default="cat", "selu"
-    epochs, encoder_epochs, lr : int, int, float, default=None, None, 0.01
-        Epochs: 100 at edge level, 10 at node level; ``encoder_epochs`` defaults to ``epochs``.
+        Width of the embeddings that are aggregated and of the layers after them; None:
+        64 at edge level, 16 at node level (see "How the defaults were chosen" in the
+        docs). It does not change the accountant: embeddings are row-normalised before
+        aggregation.
+    encoder_layers : int, default=2
+        Linear layers of the encoder MLP (each followed by ``activation``), which embeds
+        the node features before any aggregation. It does not change the accountant.
+    combine : {"cat", "sum", "max"}, default="cat"
+        How the own embedding and the aggregations are combined: concatenation
+        (row-normalised), sum or element-wise maximum. It does not change the accountant.
+    activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
+        Activation of every network. It does not change the accountant.
+    epochs : int, default=None
+        Training epochs of the classifier; None: 100 at edge level, 10 at node level.
+        Edge level: free (public features and labels). Node level: its DP-SGD steps
+        enter the accountant, so more epochs mean more noise.
+    encoder_epochs : int, default=None
+        Training epochs of the encoder; None: the resolved ``epochs``. Its cost is as
+        for ``epochs``.
+    lr : float, default=0.01
+        Learning rate of Adam in every training run, in ``(0, 1e30]``. It does not change
+        the accountant.
     batch_size : int, default=None
-        Full batch at edge level; 256 (expected Poisson batch size) at node level.
+        Expected Poisson batch size of every training run; None: all training nodes at
+        edge level, 256 at node level. Node level: the sampling rate
+        ``batch_size / n_train`` enters the accountant.
     max_degree : int, default=100
-        Node level: out-degree bound D; sensitivity sqrt(D), own rows not covered.
+        Node level: out-degree bound D; each release first keeps at most D random
+        out-edges per node, so one hop has sensitivity sqrt(D) (own rows not covered).
+        Larger D: more noise. Unused at edge level.
     max_in_degree : int, default=None
-        Node level: also bound in-degree to D_in; sensitivity sqrt(D_in² + D), own rows covered.
-    max_grad_norm, dropout : float, default=1.0, 0.0
-        Clipping norm of both DP-SGD runs (node level); dropout rate.
+        Node level: also keep at most D_in random in-edges per node; sensitivity
+        sqrt(D_in² + D), each node's own rows covered. None: in-degree unbounded. Unused
+        at edge level.
+    max_grad_norm : float, default=1.0
+        Node level: per-node clipping norm C of every DP-SGD run (noise std sigma * C);
+        epsilon does not depend on it. Unused at edge level, which trains without
+        clipping.
+    dropout : float, default=0.0
+        Dropout rate in ``[0, 1)`` of every network during training. It does not change
+        the accountant.
     validation_fraction : float, "auto" or None, default="auto"
-        Hold out this fraction of the training nodes and keep each stage's epoch with the
-        best accuracy on them. ``"auto"``: 10% where the labels are public (edge level, or
-        ``epsilon=inf``), none at private node level, where an explicit fraction is refused.
-    random_state : int, RandomState or None, default=None
-        Root of independent random streams; leave None in production.
+        Hold out this fraction (in ``(0, 1)``) of the training nodes (stratified where
+        possible) and keep, for every training run, the epoch with the best accuracy on
+        them. Allowed only where the labels are public (edge level, or ``epsilon=inf``),
+        so it costs nothing; an explicit fraction at private node level is refused.
+        ``"auto"``: 10% where allowed (none below 20 nodes), else none. None: no split.
+    random_state : int, RandomState instance or None, default=None
+        Root of independent streams (initialisation, batches, degree sampling, noise,
+        validation split, later releases). Leave None in production: a known seed makes
+        the noise reproducible.
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
+        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
+        The device used is ``device_``; it does not change the guarantee.
     verbose : bool, default=False
-        One progress bar per stage (encoder, classifier) with the loss and running epsilon.
+        One progress bar per training run with the loss and running epsilon. The printed
+        loss is not covered (``privacy_`` says so).
 
     Attributes
     ----------

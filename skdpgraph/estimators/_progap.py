@@ -33,9 +33,90 @@ class ProGAPClassifier(GAPClassifier):
     one noise multiplier, composed in RDP. ``predict`` on the fitted graph reuses the
     aggregations released in ``fit``; on another graph it is a new release (all stages'
     aggregations, fresh noise), recorded in ``privacy_.releases`` at the cost of
-    ``hops`` Gaussians. Every parameter means what it means in :class:`GAPClassifier`;
-    ``epochs`` and ``encoder_epochs`` are per stage (``encoder_epochs`` for the stages
-    whose embedding is aggregated, ``epochs`` for the last).
+    ``hops`` Gaussians. The parameters are :class:`GAPClassifier`'s; ``hops``, ``epochs``
+    and ``encoder_epochs`` count per stage.
+
+    Parameters
+    ----------
+    epsilon : float, default=8.0
+        Total privacy budget of the fit, in ``(0, inf]``, met by one noise multiplier
+        sigma. Edge level: only the aggregations pay (their Gaussians compose exactly);
+        node level: the DP-SGD runs and the aggregations share it (RDP composition).
+        ``np.inf``: no noise and no clipping (the non-private baseline). At most 1e12 at
+        edge level.
+    delta : float, default=None
+        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * E)`` (E edges, an
+        undirected edge counted once) at edge level and ``1 / (10 * num_nodes)`` at node
+        level; the value used is ``delta_``.
+    classes : array-like, default=None
+        The public label set; None reads it from ``y`` (stated in ``privacy_``).
+    privacy_level : {"edge", "node"}, default="edge"
+        The privacy unit. Edge: add/remove one edge; features and labels are public and
+        only the aggregations are noisy. Node: add/remove one node with its features,
+        label and edges; the node set is public, and training runs DP-SGD as well.
+    hops : int, default=2
+        K >= 1, the number of one-hop noisy aggregations, one per stage: K + 1 stages,
+        stage 0 the encoder and stage K the classifier. The K Gaussians share
+        ``epsilon``, so more hops mean more noise per hop (and, at node level, more
+        DP-SGD runs).
+    hidden_dim : int, default=16
+        Width of the embeddings that are aggregated and of the layers after them. It
+        does not change the accountant: embeddings are row-normalised before
+        aggregation.
+    encoder_layers : int, default=2
+        Linear layers of the encoder MLP (each followed by ``activation``), which embeds
+        the node features before any aggregation. It does not change the accountant.
+    combine : {"cat", "sum", "max"}, default="cat"
+        How the own embedding and the aggregations are combined: concatenation
+        (row-normalised), sum or element-wise maximum. It does not change the accountant.
+    activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
+        Activation of every network. It does not change the accountant.
+    epochs : int, default=None
+        Training epochs of the last stage (the classifier); None: 100 at edge level, 10
+        at node level. Edge level: free (public features and labels). Node level: its
+        DP-SGD steps enter the accountant, so more epochs mean more noise.
+    encoder_epochs : int, default=None
+        Training epochs of each of the stages 0 to K - 1, whose embeddings are
+        aggregated; None: the resolved ``epochs``. Node level: all K runs enter the
+        accountant.
+    lr : float, default=0.01
+        Learning rate of Adam in every training run, in ``(0, 1e30]``. It does not change
+        the accountant.
+    batch_size : int, default=None
+        Expected Poisson batch size of every training run; None: all training nodes at
+        edge level, 256 at node level. Node level: the sampling rate
+        ``batch_size / n_train`` enters the accountant.
+    max_degree : int, default=100
+        Node level: out-degree bound D; each release first keeps at most D random
+        out-edges per node, so one hop has sensitivity sqrt(D) (own rows not covered).
+        Larger D: more noise. Unused at edge level.
+    max_in_degree : int, default=None
+        Node level: also keep at most D_in random in-edges per node; sensitivity
+        sqrt(D_in² + D), each node's own rows covered. None: in-degree unbounded. Unused
+        at edge level.
+    max_grad_norm : float, default=1.0
+        Node level: per-node clipping norm C of every DP-SGD run (noise std sigma * C);
+        epsilon does not depend on it. Unused at edge level, which trains without
+        clipping.
+    dropout : float, default=0.0
+        Dropout rate in ``[0, 1)`` of every network during training. It does not change
+        the accountant.
+    validation_fraction : float, "auto" or None, default="auto"
+        Hold out this fraction (in ``(0, 1)``) of the training nodes (stratified where
+        possible) and keep, for every training run, the epoch with the best accuracy on
+        them. Allowed only where the labels are public (edge level, or ``epsilon=inf``),
+        so it costs nothing; an explicit fraction at private node level is refused.
+        ``"auto"``: 10% where allowed (none below 20 nodes), else none. None: no split.
+    random_state : int, RandomState instance or None, default=None
+        Root of independent streams (initialisation, batches, degree sampling, noise,
+        validation split, later releases). Leave None in production: a known seed makes
+        the noise reproducible.
+    device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
+        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
+        The device used is ``device_``; it does not change the guarantee.
+    verbose : bool, default=False
+        One progress bar per training run with the loss and running epsilon. The printed
+        loss is not covered (``privacy_`` says so).
 
     Attributes
     ----------

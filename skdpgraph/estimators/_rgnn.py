@@ -36,46 +36,82 @@ class RGNNClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=13.0
-        Total local budget of a training node, :math:`m\varepsilon_x + \varepsilon_y`
-        (``inf``: features and labels sent in the clear). Split by default 3/13 to the
-        labels and 10/13 evenly over the :math:`m` sampled features: the paper's
-        :math:`\varepsilon_x = 1`, :math:`\varepsilon_y = 3` at the default 13.
-    epsilon_per_feature, epsilon_labels : float, default=None
-        Overrides of :math:`\varepsilon_x` (per sampled feature) and
-        :math:`\varepsilon_y` (per label), in ``(0, inf]``. Given one, the other part gets
-        the rest of ``epsilon``; given both, :math:`m\varepsilon_x + \varepsilon_y` must
-        equal ``epsilon`` (otherwise ``fit`` refuses).
+        Total local budget of a training node, :math:`m\varepsilon_x + \varepsilon_y`, in
+        ``(0, inf]`` (``inf``: features and labels sent in the clear). Split by default
+        3/13 to the labels and 10/13 evenly over the :math:`m` sampled features: the
+        paper's :math:`\varepsilon_x = 1`, :math:`\varepsilon_y = 3` at the default 13.
+        The guarantee is pure local DP (``delta_`` is 0).
+    epsilon_per_feature : float, default=None
+        Override of :math:`\varepsilon_x`, the budget of each sampled feature's GRR
+        report, in ``(0, inf]``. Given alone, the labels get the rest of ``epsilon``;
+        given with ``epsilon_labels``, :math:`m\varepsilon_x + \varepsilon_y` must equal
+        ``epsilon`` (otherwise ``fit`` refuses). The value used is
+        ``epsilon_per_feature_``.
+    epsilon_labels : float, default=None
+        Override of :math:`\varepsilon_y`, the budget of each training node's GRR label
+        report, in ``(0, inf]``. Given alone, the features get the rest of ``epsilon``,
+        split evenly over the :math:`m` sampled features. The value used is
+        ``epsilon_labels_``.
     classes : array-like, default=None
         The public label set (None: read from ``y`` and stated as public).
     n_sampled_features : int, default=10
-        :math:`m`, capped at the number of encoded features ``d`` (the split uses the
-        capped value, so the whole ``epsilon`` is spent).
+        :math:`m`, the features each node reports through GRR-FS, capped at the number of
+        encoded features ``d`` (the split uses the capped value, so the whole ``epsilon``
+        is spent). A larger :math:`m` leaves less budget per feature.
     feature_group_size : int, default=None
-        OR-group this many binary columns into one feature (Cora 25, Facebook 100).
+        OR-group this many binary columns into one feature before randomisation (Cora
+        25, Facebook 100); None: no grouping. It changes ``d``, not the total budget.
     feature_range : tuple (low, high), default=(-1.5, 1.5)
         Public range of the 4 bins of non-binary features (values outside go to the end
         bins), never read from the data; suits standardised features.
-    feature_hops, label_hops : int or "auto", default="auto"
-        Reconstruction rounds of neighbourhood means. ``"auto"``: the most rounds, up to 16
-        (the paper's), before the means cover half the graph
-        (:func:`~skdpgraph.preprocessing.propagation_hops`, public structure only): 16 on
-        Cora, 3-4 on small dense graphs, where 16 rounds leave only the global mean.
+    feature_hops : int or "auto", default="auto"
+        Rounds (>= 0) of neighbourhood means in the feature reconstruction.
+        ``"auto"``: the most rounds, up to 16 (the paper's), before the means cover half
+        the graph (:func:`~skdpgraph.preprocessing.propagation_hops`, public structure
+        only): 16 on Cora, 3-4 on small dense graphs, where 16 rounds leave only the
+        global mean. Post-processing of the reports: no privacy cost.
+    label_hops : int or "auto", default="auto"
+        Rounds (>= 0) of neighbourhood means in the label reconstruction; ``"auto"`` as
+        for ``feature_hops``. Post-processing: no privacy cost.
     n_clusters : int, default=16
-        METIS bags of the label-proportion loss.
+        METIS bags (>= 1) of the label-proportion loss, cut from the public structure;
+        their label proportions come from the randomised labels (no privacy cost).
+    llp_weight : float, default=0.1
+        Weight (>= 0) of the label-proportion loss added to the cross-entropy (0: the
+        cross-entropy alone). Post-processing: no privacy cost.
     conv : {"sage", "gcn", "gat"}, default="sage"
-    hidden_dim, num_layers, epochs : int, default=16, 2, 100
-    llp_weight, dropout, lr : float, default=0.1, 0.5, 0.01
+        Graph convolution of the GNN over the public graph. No privacy cost.
+    hidden_dim : int, default=16
+        Width of the GNN's hidden layers, at least 1. No privacy cost.
+    num_layers : int, default=2
+        Message-passing layers of the GNN, at least 1. No privacy cost.
+    dropout : float, default=0.5
+        Dropout rate in ``[0, 1)`` of the GNN during training. No privacy cost.
+    epochs : int, default=100
+        Full-batch training epochs, at least 1. Training reads only the reports, so
+        epochs cost nothing (unlike DP-SGD).
+    lr : float, default=0.01
+        Learning rate of Adam, in ``(0, 1e30]``. No privacy cost.
     max_grad_norm : float or None, default=None
+        Clip the global gradient norm to this value (> 0), for stability only: the
+        guarantee comes from the local reports. None: no clipping.
     validation_fraction : float, default=None
-        Held-out labelled nodes for epoch selection on reconstructed labels (no cost);
-        None: no split.
+        Hold out this fraction of the training nodes and keep the epoch with the best
+        accuracy on their reconstructed labels (post-processing, no cost); None: no
+        split.
     randomize : bool, default=True
-        False: features and ``y`` are GRR-FS and GRR reports already (``GRRFeatureRandomizer``).
-    random_state : int, RandomState or None, default=None
-        Root of the clients', METIS', split and training streams; None in production.
+        True: the estimator simulates the clients (GRR-FS on the features, GRR on
+        ``y``). False: the features and ``y`` are already GRR-FS and GRR reports
+        (``GRRFeatureRandomizer``), made with this fit's budget split, and are used as is.
+    random_state : int, RandomState instance or None, default=None
+        Root of the clients', METIS', split and training streams. Leave None in
+        production: a known seed makes the randomisation reproducible.
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
+        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
+        The device used is ``device_``; it does not change the guarantee.
     verbose : bool, default=False
-        Show a progress bar with the loss and epsilon (spent before training).
+        Show a progress bar with the loss and epsilon (spent before training); the
+        output is stated as not covered in ``privacy_``.
 
     Attributes
     ----------

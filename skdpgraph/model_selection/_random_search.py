@@ -117,13 +117,18 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
         As in ``RandomizedSearchCV``. Searching parameters that leave the privacy event
         unchanged (``lr``, ``hidden_dim``, ``dropout``...) keeps the bound exact.
     mean_repetitions : float, default=10.0
-        Mean number of runs.
+        Mean of the random number of runs :math:`K`, finite and at least 1. The bound
+        grows with it (roughly as its logarithm), and so does the run time.
     shape : float, default=1.0
-        Distribution of the number of runs (1: geometric; see :func:`draw_repetitions`).
+        Shape (>= 0) of the distribution of :math:`K`: 0 logarithmic, 1 geometric,
+        ``inf`` Poisson (see :func:`draw_repetitions`). It enters the bound through
+        Papernot and Steinke's Theorem 2 (:func:`repeat_and_select_cost`).
     scoring : str or callable, default=None
-        Validation metric; None uses the estimator's ``score``.
+        Validation metric that picks the best run; None uses the estimator's ``score``.
+        The validation labels it reads are treated as public (see Notes).
     validation_size : float, default=0.25
-        Fraction of ``X`` held out for selection (stratified).
+        Fraction of the nodes of ``X`` held out for selection (stratified); the runs
+        train on the rest.
     delta : float, default=None
         Target delta of the reported cost; defaults to the fits' largest delta.
     keep_all_runs : bool, default=False
