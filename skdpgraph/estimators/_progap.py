@@ -59,9 +59,10 @@ class ProGAPClassifier(GAPClassifier):
         stage 0 the encoder and stage K the classifier. The K Gaussians share
         ``epsilon``, so more hops mean more noise per hop (and, at node level, more
         DP-SGD runs).
-    hidden_dim : int, default=16
-        Width of the embeddings that are aggregated and of the layers after them. It
-        does not change the accountant: embeddings are row-normalised before
+    hidden_dim : int, default=None
+        Width of the embeddings that are aggregated and of the layers after them; None:
+        64 at edge level, 16 at node level (see "How the defaults were chosen" in the
+        docs). It does not change the accountant: embeddings are row-normalised before
         aggregation.
     encoder_layers : int, default=2
         Linear layers of the encoder MLP (each followed by ``activation``), which embeds
