@@ -634,9 +634,10 @@ def _(key):
 
 @case("validation_fraction_all", needs="validation_fraction")
 def _(key):
-    if key == "GAP-node":  # refused at node level whatever the fraction
+    if key in ("GAP-node", "DPMLP"):  # private labels: refused whatever the fraction
         return _param_case(key, "validation_fraction", 0.99, raises(
-            ValueError, r"validation_fraction .*only allowed at privacy_level='edge'"))
+            ValueError, r"validation_fraction=0\.99 would select epochs on training labels "
+            "that this fit protects"))
     if key == "GAP-edge":
         return _param_case(key, "validation_fraction", 0.99, raises(
             ValueError, r"validation_fraction=0\.99 holds out all 30 training nodes"))
