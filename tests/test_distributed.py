@@ -5,6 +5,7 @@ interface; the Dask test starts a local two-worker cluster. Both compare against
 computation in this process.
 """
 
+import datetime
 import math
 import multiprocessing
 import os
@@ -88,8 +89,10 @@ def _worker(rank, world_size, port, out_dir):
 
     torch.set_num_threads(1)
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    # A rank left waiting on a peer that raised fails after 60 s instead of gloo's 30 min.
     torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
-                                         rank=rank, world_size=world_size)
+                                         rank=rank, world_size=world_size,
+                                         timeout=datetime.timedelta(seconds=60))
     try:
         results = {name: _train(config, train_dpsgd_distributed)
                    for name, config in _plans().items()}
@@ -98,9 +101,24 @@ def _worker(rank, world_size, port, out_dir):
             results["mismatch"] = "no error"
         except ValueError as error:
             results["mismatch"] = str(error)
+        results["diverged"] = _diverge(train_dpsgd_distributed)
         torch.save(results, Path(out_dir) / f"rank{rank}.pt")
     finally:
         torch.distributed.destroy_process_group()
+
+
+def _diverge(train):
+    """Train with one example whose loss is NaN: the error message, or "no error"."""
+    examples = _examples()
+    examples.tensors[0][5] = math.nan  # seen by one rank's shard at a time
+    plan = _plans()["poisson"][0]
+    torch.manual_seed(0)
+    try:
+        train(MLP(6, 16, 3), examples, _loss, plan, lr=0.05,
+              generator=torch.Generator().manual_seed(1))
+    except FloatingPointError as error:
+        return str(error)
+    return "no error"
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +171,14 @@ def test_noise_is_added_once_per_step(distributed_runs):
 def test_ranks_with_different_batch_streams_are_refused(distributed_runs):
     for runs in distributed_runs:
         assert "generator must be in the same state on every rank" in runs["mismatch"]
+
+
+@needs_fork
+def test_a_non_finite_loss_on_one_rank_stops_every_rank(distributed_runs):
+    single = _diverge(train_dpsgd)
+    assert "the loss is non-finite" in single
+    for runs in distributed_runs:  # both ranks raised, neither waited for the other
+        assert "training diverged: the loss is non-finite on 1 rank(s) at step" in runs["diverged"]
 
 
 def test_without_a_process_group_it_says_how_to_start_one():
