@@ -102,14 +102,18 @@ class _Stepper:
                 module, loss_reduction="sum", max_grad_norm=plan.max_grad_norm,
                 use_ghost_clipping=True,
             )
-            # The noisy sum is divided by the (expected) batch size: loss_reduction="mean".
-            self.optimizer = DPOptimizerFastGradientClipping(
-                optimizer, noise_multiplier=plan.noise_multiplier * plan.sensitivity,
-                max_grad_norm=plan.max_grad_norm, expected_batch_size=plan.batch_size,
-                loss_reduction="mean", generator=noise_generator,
-            )
+            self.optimizer = self._dp_optimizer(optimizer, noise_generator)
         else:
             self.model, self.optimizer = module, optimizer
+
+    def _dp_optimizer(self, optimizer: torch.optim.Optimizer,
+                      noise_generator: torch.Generator | None) -> torch.optim.Optimizer:
+        # The noisy sum is divided by the (expected) batch size: loss_reduction="mean".
+        return DPOptimizerFastGradientClipping(
+            optimizer, noise_multiplier=self.plan.noise_multiplier * self.plan.sensitivity,
+            max_grad_norm=self.plan.max_grad_norm, expected_batch_size=self.plan.batch_size,
+            loss_reduction="mean", generator=noise_generator,
+        )
 
     def step(self, losses: torch.Tensor | None) -> None:
         self.optimizer.zero_grad(set_to_none=True)
@@ -199,6 +203,17 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
     sampler = make_batch_sampler(plan.sampling, plan.num_examples, plan.batch_size, generator)
     stepper = _Stepper(module, plan, _make_optimizer(optimizer, module.parameters(), lr,
                                                      weight_decay), noise_generator)
+    return _run_steps(module, stepper, sampler, examples, loss_fn, plan, lr=lr,
+                      epsilon_at=epsilon_at, stage=stage, verbose=verbose,
+                      description=description, on_epoch=on_epoch)
+
+
+def _run_steps(module: torch.nn.Module, stepper: _Stepper, sampler, examples: ExampleSet,
+               loss_fn: LossFn, plan: DPSGDPlan, *, lr: float,
+               epsilon_at: Callable[[int], float] | None, stage: str, verbose: bool,
+               description: str,
+               on_epoch: Callable[[torch.nn.Module, dict], None] | None) -> TrainingResult:
+    """The loop of :func:`train_dpsgd`, given its batch sampler and its stepper."""
     steps_per_epoch = max(1, math.ceil(plan.num_examples / plan.batch_size))
     epochs = math.ceil(plan.steps / steps_per_epoch) if plan.steps else 0
     history: list[dict] = []
