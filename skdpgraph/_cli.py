@@ -1,11 +1,13 @@
 """Command-line interface: ``skdpgraph demo|fit|predict|evaluate``.
 
-Each subcommand is one ``_add_<name>_parser(subparsers)`` function that registers its parser and
+Each subcommand is one ``add_<name>_parser(subparsers)`` function that registers its parser and
 sets ``func`` (a callable ``args -> exit code``) as the parser default; ``_SUBCOMMANDS`` lists them
-in help order. A new subcommand (``fit``, ``predict``, ``evaluate``) is one such function plus one
-entry in ``_SUBCOMMANDS``.
+in help order. ``demo`` lives here; ``fit``, ``predict`` and ``evaluate`` in
+:mod:`skdpgraph._cli_commands`, which reads tables with :mod:`skdpgraph._cli_tables` and writes
+files with :mod:`skdpgraph._cli_files`.
 
-Heavy imports (torch, the estimators) happen inside the subcommand, so ``skdpgraph --help`` is fast.
+Heavy imports (torch, pandas, the estimators) happen inside the subcommand, so
+``skdpgraph --help`` is fast.
 """
 
 import argparse
