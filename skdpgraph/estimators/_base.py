@@ -27,8 +27,9 @@ One API across estimators (the rules every estimator follows):
 - ``validation_fraction`` holds out that fraction of the training nodes and keeps the
   epoch with the best accuracy on them. The default ``"auto"`` holds out 10% exactly where
   that costs no privacy: where the labels are public (GAP's edge level) or the fit is not
-  private (``epsilon=inf``); elsewhere it holds out nothing, and an explicit fraction is
-  refused because it would read protected labels without accounting. ``None``: no split.
+  private (``epsilon=inf``), and only from 500 training nodes on; elsewhere it holds out
+  nothing. Where the labels are protected an explicit fraction is refused because it would
+  read them without accounting. ``None``: no split.
 - ``history_`` is a list of per-epoch records with the keys ``stage``, ``epoch``,
   ``loss``, ``train_accuracy``, ``validation_accuracy`` (None without a validation split)
   and ``epsilon`` (spent so far, from the plan's accountant), in training order over the
@@ -253,8 +254,12 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
                     verbose=bool(self.verbose), description=f"{type(self).__name__} {stage}")
 
     # ------------------------------------------------------------------ validation
-    #: Held out by ``validation_fraction="auto"`` where labels are public.
+    #: Held out by ``validation_fraction="auto"`` where labels are public...
     _AUTO_VALIDATION_FRACTION = 0.1
+    #: ...from this many training nodes on (at least 50 held out). Below, selecting on a few
+    #: dozen nodes costs more than it gains: GAP at edge level on Cora's public split (140
+    #: training nodes, epsilon=8, 5 seeds) scores 41.2 with 14 held out, 47.4 without.
+    _AUTO_VALIDATION_MIN_NODES = 500
 
     def _labels_public(self) -> bool:
         """Whether this fit may read the training labels freely: not private by default."""
@@ -269,7 +274,8 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         name, fraction = type(self).__name__, self.validation_fraction
         public = self._labels_public()
         if isinstance(fraction, str):  # "auto"
-            fraction = self._AUTO_VALIDATION_FRACTION if public and n >= 20 else None
+            fraction = (self._AUTO_VALIDATION_FRACTION
+                        if public and n >= self._AUTO_VALIDATION_MIN_NODES else None)
         elif fraction is not None and not public:
             raise ValueError(
                 f"{name}: validation_fraction={fraction} would select epochs on training labels "

@@ -81,7 +81,7 @@ class DPMLPClassifier(BaseDPClassifier):
     validation_fraction : float, "auto" or None, default="auto"
         Hold out this fraction (in ``(0, 1)``) of the training nodes and keep the epoch
         with the best accuracy on them. ``"auto"``: 10% when ``epsilon=inf`` (early
-        stopping of the non-private MLP; none below 20 nodes), none when private, where
+        stopping of the non-private MLP; none below 500 training nodes), none when private, where
         an explicit fraction is refused (it would read protected labels without
         accounting). None: no split.
     random_state : int, RandomState instance or None, default=None

@@ -107,7 +107,7 @@ class ProGAPClassifier(GAPClassifier):
         possible) and keep, for every training run, the epoch with the best accuracy on
         them. Allowed only where the labels are public (edge level, or ``epsilon=inf``),
         so it costs nothing; an explicit fraction at private node level is refused.
-        ``"auto"``: 10% where allowed (none below 20 nodes), else none. None: no split.
+        ``"auto"``: 10% where allowed (none below 500 training nodes), else none. None: no split.
     random_state : int, RandomState instance or None, default=None
         Root of independent streams (initialisation, batches, degree sampling, noise,
         validation split, later releases). Leave None in production: a known seed makes
