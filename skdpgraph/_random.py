@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import threading
 from typing import Any, Iterator
 
 import numpy as np
@@ -115,11 +116,18 @@ class RandomStreams:
         """Seed torch's global generator from the ``"init"`` stream for a block.
 
         Parameter initialisation and dropout draw from torch's global generator; the
-        caller's global state is restored afterwards.
+        caller's global state is restored afterwards. That generator is process-wide, so
+        the block holds a process-wide lock: fits in threads (joblib's threading backend,
+        Dask with threads) take turns in it rather than draw from each other's seeds.
         """
-        with torch.random.fork_rng(devices=[]):
+        with _GLOBAL_TORCH_GENERATOR, torch.random.fork_rng(devices=[]):
             torch.manual_seed(_torch_seed(self.sequence("init")))
             yield
+
+
+#: Held while torch's process-wide generator is seeded for one fit (re-entrant: a fit's
+#: stages open their own initialisation blocks inside the fit's).
+_GLOBAL_TORCH_GENERATOR = threading.RLock()
 
 
 def public_generator(random_state: Any) -> np.random.Generator:

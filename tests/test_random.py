@@ -105,3 +105,26 @@ def test_public_generator_accepts_the_usual_forms():
     assert public_generator(np.random.RandomState(0)).integers(10) >= 0
     with pytest.raises(ValueError, match="random_state"):
         public_generator("x")
+
+
+def test_fits_in_threads_are_reproducible_and_independent():
+    # torch's global generator is process-wide: two fits initialising at once in threads
+    # would draw from each other's seeds (and restore each other's saved state).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from skdpgraph import DPMLPClassifier
+    from skdpgraph.datasets import make_csbm
+
+    data = make_csbm(n_nodes=200, random_state=0)
+    X, y = data.nodes(), data.y
+
+    def weights(seed):
+        est = DPMLPClassifier(epsilon=8.0, hidden_dim=32, epochs=3, batch_size=64,
+                              dropout=0.2, random_state=seed).fit(X, y)
+        return torch.cat([p.detach().ravel() for p in est.module_.parameters()])
+
+    expected = {seed: weights(seed) for seed in (0, 1)}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(weights, [0, 1] * 8))
+    for seed, got in zip([0, 1] * 8, results):
+        torch.testing.assert_close(got, expected[seed], rtol=0, atol=0)
