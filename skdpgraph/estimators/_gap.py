@@ -48,10 +48,10 @@ class GAPClassifier(BaseDPClassifier):
         The privacy unit. Edge: add/remove one edge; features and labels are public and
         only the aggregations are noisy. Node: add/remove one node with its features,
         label and edges; the node set is public, and training runs DP-SGD as well.
-    hops : int, default=2
-        K >= 1, the number of noisy aggregation hops. The classifier reads each node's
-        own embedding and its K aggregations; the K Gaussians share ``epsilon``, so more
-        hops mean more noise per hop.
+    hops : int, default=None
+        K >= 1, the number of noisy aggregation hops; None: 2 at edge level, 1 at node
+        level. The classifier reads each node's own embedding and its K aggregations;
+        the K Gaussians share ``epsilon``, so more hops mean more noise per hop.
     hidden_dim : int, default=None
         Width of the embeddings that are aggregated and of the layers after them; None:
         64 at edge level, 16 at node level (see "How the defaults were chosen" in the
@@ -79,10 +79,10 @@ class GAPClassifier(BaseDPClassifier):
         Expected Poisson batch size of every training run; None: all training nodes at
         edge level, 256 at node level. Node level: the sampling rate
         ``batch_size / n_train`` enters the accountant.
-    max_degree : int, default=100
+    max_degree : int, default=30
         Node level: out-degree bound D; each release first keeps at most D random
         out-edges per node, so one hop has sensitivity sqrt(D) (own rows not covered).
-        Larger D: more noise. Unused at edge level.
+        Larger D: more noise, fewer dropped edges. Unused at edge level.
     max_in_degree : int, default=None
         Node level: also keep at most D_in random in-edges per node; sensitivity
         sqrt(D_in² + D), each node's own rows covered. None: in-degree unbounded. Unused
@@ -145,17 +145,17 @@ class GAPClassifier(BaseDPClassifier):
             ("privacy_level", {"edge", "node"}), ("combine", {"cat", "sum", "max"}),
             ("activation", {"relu", "selu", "tanh", "elu", "gelu"}))},
         **{name: [Interval(Integral, 1, None, closed="left")]
-           for name in ("hops", "encoder_layers", "max_degree")},
+           for name in ("encoder_layers", "max_degree")},
         **{name: [Interval(Integral, 1, None, closed="left"), None]
-           for name in ("hidden_dim", "epochs", "encoder_epochs", "batch_size", "max_in_degree")},
+           for name in ("hops", "hidden_dim", "epochs", "encoder_epochs", "batch_size", "max_in_degree")},
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
                                 None],
     }
 
-    def __init__(self, *, epsilon=8.0, delta=None, classes=None, privacy_level="edge", hops=2,
+    def __init__(self, *, epsilon=8.0, delta=None, classes=None, privacy_level="edge", hops=None,
                  hidden_dim=None, encoder_layers=2, combine="cat", activation="selu",
-                 epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=100,
+                 epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=30,
                  max_in_degree=None, max_grad_norm=1.0, dropout=0.0,
                  validation_fraction="auto", random_state=None, device="auto", verbose=False):
         self.__dict__.update((k, v) for k, v in locals().items() if k != "self")  # as given
@@ -167,6 +167,7 @@ class GAPClassifier(BaseDPClassifier):
 
     _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
     _width = property(lambda self: self.hidden_dim or (16 if self._node_unit else 64))
+    _hops = property(lambda self: self.hops or (1 if self._node_unit else 2))
     _training_size_public = _node_unit  # only node level's sampling rate and noise depend on n
 
     def _protected_units(self, nodes: Nodes) -> int:  # every node, or the edges (1 if none)
@@ -178,7 +179,7 @@ class GAPClassifier(BaseDPClassifier):
         n, epochs = len(nodes) - held, self.epochs or (10 if node else 100)
         return plan_gap(
             epsilon=self.epsilon, delta=self.delta_, privacy_level=self.privacy_level,
-            hops=self.hops, directed=nodes.graph.directed, num_examples=n,
+            hops=self._hops, directed=nodes.graph.directed, num_examples=n,
             batch_size=self.batch_size or (256 if node else n), epochs=epochs,
             encoder_epochs=self.encoder_epochs or epochs, max_grad_norm=self.max_grad_norm,
             max_degree=self.max_degree, max_in_degree=self.max_in_degree,
@@ -198,7 +199,7 @@ class GAPClassifier(BaseDPClassifier):
         if plan.own_rows_covered:  # otherwise used to train the classifier only, then dropped
             self._cache_release(graph, _KIND, aggregations)
         self.module_, classifier = self._stage(
-            lambda: GAPClassificationModule(width, classes, hops=self.hops, combine=self.combine,
+            lambda: GAPClassificationModule(width, classes, hops=self._hops, combine=self.combine,
                                             activation=self.activation, dropout=self.dropout),
             plan, "classifier", lambda part: hop_inputs(self.encoder_, part, aggregations),
             nodes, y, held, streams)

@@ -54,11 +54,11 @@ class ProGAPClassifier(GAPClassifier):
         The privacy unit. Edge: add/remove one edge; features and labels are public and
         only the aggregations are noisy. Node: add/remove one node with its features,
         label and edges; the node set is public, and training runs DP-SGD as well.
-    hops : int, default=2
-        K >= 1, the number of one-hop noisy aggregations, one per stage: K + 1 stages,
-        stage 0 the encoder and stage K the classifier. The K Gaussians share
-        ``epsilon``, so more hops mean more noise per hop (and, at node level, more
-        DP-SGD runs).
+    hops : int, default=None
+        K >= 1, the number of one-hop noisy aggregations (None: 2 at edge level, 1 at
+        node level), one per stage: K + 1 stages, stage 0 the encoder and stage K the
+        classifier. The K Gaussians share ``epsilon``, so more hops mean more noise per
+        hop (and, at node level, more DP-SGD runs).
     hidden_dim : int, default=None
         Width of the embeddings that are aggregated and of the layers after them; None:
         64 at edge level, 16 at node level (see "How the defaults were chosen" in the
@@ -87,10 +87,10 @@ class ProGAPClassifier(GAPClassifier):
         Expected Poisson batch size of every training run; None: all training nodes at
         edge level, 256 at node level. Node level: the sampling rate
         ``batch_size / n_train`` enters the accountant.
-    max_degree : int, default=100
+    max_degree : int, default=30
         Node level: out-degree bound D; each release first keeps at most D random
         out-edges per node, so one hop has sensitivity sqrt(D) (own rows not covered).
-        Larger D: more noise. Unused at edge level.
+        Larger D: more noise, fewer dropped edges. Unused at edge level.
     max_in_degree : int, default=None
         Node level: also keep at most D_in random in-edges per node; sensitivity
         sqrt(D_in² + D), each node's own rows covered. None: in-degree unbounded. Unused
@@ -161,7 +161,7 @@ class ProGAPClassifier(GAPClassifier):
         width, classes, self.history_ = self._width, len(self.classes_), []
 
         def fit_stage(index: int, aggregations: torch.Tensor | None):
-            last = index == self.hops
+            last = index == self._hops
             if index == 0:
                 build = lambda: GAPEncoder(graph.num_features, width, classes,  # noqa: E731
                                            num_layers=self.encoder_layers,
@@ -198,9 +198,9 @@ class ProGAPClassifier(GAPClassifier):
         own = embed_nodes(encoder, graph).to(self.device_)
         noise = streams.torch("noise", self.device_) if plan.private else None
         embedding, aggregations = own, []
-        for index in range(1, self.hops + 1):
+        for index in range(1, self._hops + 1):
             aggregations.append(plan.aggregate_once(adjacency, embedding, noise).cpu())
-            if index == self.hops:
+            if index == self._hops:
                 break
             released = torch.stack(aggregations, dim=1)
             if fitting:
@@ -212,7 +212,7 @@ class ProGAPClassifier(GAPClassifier):
             self.stages_[index - 1] = stage.cpu()
         released = torch.stack(aggregations, dim=1)
         if fitting:
-            self.module_ = fit_stage(self.hops, released)
+            self.module_ = fit_stage(self._hops, released)
         return released
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:

@@ -226,7 +226,7 @@ def test_a_release_on_a_neighbouring_graph_draws_fresh_noise(data):
     u, v = 0, next(w for w in range(1, 300) if adjacency[0, w] == 0)
     neighbour = _copy(data.graph, extra_edge=(u, v))
     distance = shortest_path(neighbour.adjacency(), unweighted=True, indices=[u, v]).min(0)
-    far = np.flatnonzero(distance > clf.hops)
+    far = np.flatnonzero(distance > clf._plan_.hops)
     assert len(far) >= 20
     on_g = clf.predict_proba(data.graph.nodes(far))
     on_neighbour = clf.predict_proba(neighbour.nodes(far))
@@ -247,11 +247,11 @@ def test_node_level_predict_is_a_recorded_release_covering_other_rows_only(data)
     np.testing.assert_array_equal(clf.predict(X_test), clf.classes_[proba.argmax(1)])
     (release,) = clf.privacy_.releases
     # The cost of K Gaussians at sigma, checked on the analytic curve.
-    multiplier = clf.noise_multiplier_ / np.sqrt(clf.hops)
+    multiplier = clf.noise_multiplier_ / np.sqrt(clf._plan_.hops)
     assert _analytic_delta(multiplier, release["epsilon"]) <= clf.delta_ * (1 + 1e-8)
     assert _analytic_delta(multiplier, release["epsilon"] * 0.999) > clf.delta_
     assert "own aggregation rows" in release["not_covered"]
-    assert release["sensitivity"] == pytest.approx(10.0)
+    assert release["sensitivity"] == pytest.approx(np.sqrt(clf.max_degree))
 
 
 def test_pickled_node_level_gap_holds_no_own_aggregation_row(data):
@@ -265,7 +265,7 @@ def test_pickled_node_level_gap_holds_no_own_aggregation_row(data):
     assert per_node_tensors(clf)  # in memory, the predict-time release is kept
     restored = pickle.loads(pickle.dumps(clf))
     assert per_node_tensors(restored) == []
-    assert not any(tuple(t.shape) == (300, clf.hops, 8) for t in _tensors(restored))
+    assert not any(tuple(t.shape) == (300, clf._plan_.hops, 8) for t in _tensors(restored))
     # Without it, a new query is a new recorded release. With a seed, a release on the same
     # content reproduces the same noise (it reveals nothing new, and is still charged).
     again = restored.predict_proba(X_test)
@@ -281,7 +281,8 @@ def test_pickled_node_level_gap_holds_no_own_aggregation_row(data):
 
 def test_bounding_in_degree_covers_own_rows_so_they_are_kept(data):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", max_in_degree=5, **FAST).fit(X, y)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", max_in_degree=5, max_degree=100,
+                        **FAST).fit(X, y)
     assert clf.sensitivity_ == pytest.approx(math.sqrt(5**2 + 100))
     assert not any("own aggregation rows" in text for text in clf.privacy_.not_covered)
     assert any("in-degree at most max_in_degree=5" in a for a in clf.privacy_.assumptions)
