@@ -91,9 +91,9 @@ class GAPClassifier(BaseDPClassifier):
         Node level: per-node clipping norm C of every DP-SGD run (noise std sigma * C);
         epsilon does not depend on it. Unused at edge level, which trains without
         clipping.
-    dropout : float, default=0.0
-        Dropout rate in ``[0, 1)`` of every network during training. It does not change
-        the accountant.
+    dropout : float, default=None
+        Dropout rate in ``[0, 1)`` of every network during training; None: 0.5 at edge
+        level, 0 at node level. It does not change the accountant.
     validation_fraction : float, "auto" or None, default="auto"
         Hold out this fraction (in ``(0, 1)``) of the training nodes (stratified where
         possible) and keep, for every training run, the epoch with the best accuracy on
@@ -148,7 +148,7 @@ class GAPClassifier(BaseDPClassifier):
            for name in ("encoder_layers", "max_degree")},
         **{name: [Interval(Integral, 1, None, closed="left"), None]
            for name in ("hops", "hidden_dim", "epochs", "encoder_epochs", "batch_size", "max_in_degree")},
-        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "dropout": [Interval(Real, 0, 1, closed="left"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
                                 None],
     }
@@ -156,7 +156,7 @@ class GAPClassifier(BaseDPClassifier):
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, privacy_level="edge", hops=None,
                  hidden_dim=None, encoder_layers=2, combine="cat", activation="selu",
                  epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=30,
-                 max_in_degree=None, max_grad_norm=1.0, dropout=0.0,
+                 max_in_degree=None, max_grad_norm=1.0, dropout=None,
                  validation_fraction="auto", random_state=None, device="auto", verbose=False):
         self.__dict__.update((k, v) for k, v in locals().items() if k != "self")  # as given
 
@@ -168,6 +168,8 @@ class GAPClassifier(BaseDPClassifier):
     _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
     _width = property(lambda self: self.hidden_dim or (16 if self._node_unit else 64))
     _hops = property(lambda self: self.hops or (1 if self._node_unit else 2))
+    _dropout = property(lambda self: (0.0 if self._node_unit else 0.5) if self.dropout is None
+                        else self.dropout)
     _training_size_public = _node_unit  # only node level's sampling rate and noise depend on n
 
     def _protected_units(self, nodes: Nodes) -> int:  # every node, or the edges (1 if none)
@@ -192,7 +194,7 @@ class GAPClassifier(BaseDPClassifier):
         width, classes = self._width, len(self.classes_)
         self.encoder_, encoder = self._stage(
             lambda: GAPEncoder(graph.num_features, width, classes, num_layers=self.encoder_layers,
-                               activation=self.activation, dropout=self.dropout),
+                               activation=self.activation, dropout=self._dropout),
             plan, "encoder", lambda part: torch.from_numpy(np.asarray(part)), nodes, y, held,
             streams)
         aggregations = self._aggregate(graph, streams)
@@ -200,7 +202,7 @@ class GAPClassifier(BaseDPClassifier):
             self._cache_release(graph, _KIND, aggregations)
         self.module_, classifier = self._stage(
             lambda: GAPClassificationModule(width, classes, hops=self._hops, combine=self.combine,
-                                            activation=self.activation, dropout=self.dropout),
+                                            activation=self.activation, dropout=self._dropout),
             plan, "classifier", lambda part: hop_inputs(self.encoder_, part, aggregations),
             nodes, y, held, streams)
         self.history_ = encoder + classifier

@@ -99,9 +99,9 @@ class ProGAPClassifier(GAPClassifier):
         Node level: per-node clipping norm C of every DP-SGD run (noise std sigma * C);
         epsilon does not depend on it. Unused at edge level, which trains without
         clipping.
-    dropout : float, default=0.0
-        Dropout rate in ``[0, 1)`` of every network during training. It does not change
-        the accountant.
+    dropout : float, default=None
+        Dropout rate in ``[0, 1)`` of every network during training; None: 0.5 at edge
+        level, 0 at node level. It does not change the accountant.
     validation_fraction : float, "auto" or None, default="auto"
         Hold out this fraction (in ``(0, 1)``) of the training nodes (stratified where
         possible) and keep, for every training run, the epoch with the best accuracy on
@@ -165,12 +165,12 @@ class ProGAPClassifier(GAPClassifier):
             if index == 0:
                 build = lambda: GAPEncoder(graph.num_features, width, classes,  # noqa: E731
                                            num_layers=self.encoder_layers,
-                                           activation=self.activation, dropout=self.dropout)
+                                           activation=self.activation, dropout=self._dropout)
                 inputs = lambda part: torch.from_numpy(np.asarray(part))  # noqa: E731
             else:
                 build = lambda: ProgressiveStage(  # noqa: E731
                     width, classes, parts=index + 1, combine=self.combine,
-                    activation=self.activation, dropout=self.dropout)
+                    activation=self.activation, dropout=self._dropout)
                 inputs = lambda part: hop_inputs(self.encoder_, part, aggregations)  # noqa: E731
             module, history = self._stage(
                 build, plan, "classifier" if last else "encoder", inputs, nodes, y, held, streams,
