@@ -88,6 +88,11 @@ def main():
                         "reconstructed labels (see the module docstring)")
     p.add_argument("--skip-raw", action="store_true",
                    help="skip the non-private model on raw features (slow on Facebook)")
+    p.add_argument("--rgnn-only", action="store_true",
+                   help="fit RGNN only (no non-private references, no SAGE on noisy data)")
+    p.add_argument("--label-loss", choices=["auto", "forward", "reconstructed"], default="auto",
+                   help="RGNN's label_loss (default: auto, the estimator's default; "
+                        "reconstructed: the paper's Algorithm 2)")
     args = p.parse_args()
     torch.set_num_threads(1)
     ds = load_dataset(args.dataset, args.data_root)
@@ -95,13 +100,15 @@ def main():
     rows = {}
     for seed in range(args.seeds):
         split = train_val_test_split(ds.y, 0.5, 0.25, stratify=False, random_state=seed)
-        if not args.skip_raw:
+        if not (args.skip_raw or args.rgnn_only):
             rows.setdefault("nonprivate raw features", []).append(
                 {"accuracy": raw_sage(ds, split, seed), "seconds": float("nan"),
                  "epsilon_spent": float("inf")})
         grouped = RGNNClassifier(epsilon=np.inf, n_sampled_features=10**6, feature_group_size=g,
                                  feature_hops=0, llp_weight=0.0, random_state=seed)
-        rows.setdefault("nonprivate grouped features", []).append(fit_score(grouped, ds, split))
+        if not args.rgnn_only:
+            rows.setdefault("nonprivate grouped features", []).append(
+                fit_score(grouped, ds, split))
         labelled, protocol = split["train"], {}
         if args.paper_protocol:
             labelled = np.concatenate([split["train"], split["val"]])
@@ -111,12 +118,15 @@ def main():
                           n_sampled_features=args.m, feature_group_size=g, random_state=seed,
                           **protocol)
             rgnn = RGNNClassifier(n_clusters=args.n_clusters, llp_weight=args.llp_weight,
-                                  feature_hops=args.hops, label_hops=args.hops, **common)
+                                  feature_hops=args.hops, label_hops=args.hops,
+                                  label_loss=args.label_loss, **common)
             rows.setdefault(f"RGNN eps_y={eps_y:g}", []).append(
                 fit_score(rgnn, ds, split, labelled))
-            noisy = RGNNClassifier(feature_hops=0, label_hops=0, llp_weight=0.0, **common)
-            rows.setdefault(f"SAGE on noisy data eps_y={eps_y:g}", []).append(
-                fit_score(noisy, ds, split, labelled))
+            if not args.rgnn_only:
+                noisy = RGNNClassifier(feature_hops=0, label_hops=0, llp_weight=0.0,
+                                       label_loss="reconstructed", **common)
+                rows.setdefault(f"SAGE on noisy data eps_y={eps_y:g}", []).append(
+                    fit_score(noisy, ds, split, labelled))
             print(seed, eps_y, rows[f"RGNN eps_y={eps_y:g}"][-1], flush=True)
     paper = PAPER.get((args.dataset, args.eps_x), {})
     print(f"\n{args.dataset}, eps_x={args.eps_x:g}, m={args.m}, {args.seeds} seeds, 50/25/25"
@@ -139,7 +149,8 @@ def main():
         print(f"{name:36s} {acc.mean():9.1f} ± {acc.std():4.1f}      {np.nanmean(secs) if np.isfinite(secs).any() else float('nan'):7.2f} "
               f"{eps:10.4g} {ref!s:>9s}")
     out = args.out or Path(__file__).parent / "results" / (
-        f"rgnn-{args.dataset}-epsx{args.eps_x:g}{'-paper' if args.paper_protocol else ''}.json")
+        f"rgnn-{args.dataset}-epsx{args.eps_x:g}{'-paper' if args.paper_protocol else ''}"
+        f"{'-' + args.label_loss if args.label_loss != 'auto' else ''}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
                                "summary": summary}, indent=2))

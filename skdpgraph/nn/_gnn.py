@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["GNN", "CONVS"]
+__all__ = ["GNN", "CONVS", "ProbabilityAverage"]
 
 #: The graph convolutions :class:`GNN` builds (its ``conv`` parameter).
 CONVS = ("sage", "gcn", "gat")
@@ -66,3 +66,34 @@ class GNN(nn.Module):
                 x = self.dropout(torch.relu(x))
             x = conv(x, edge_index)
         return x
+
+
+class ProbabilityAverage(nn.Module):
+    """An ensemble that averages its members' class probabilities.
+
+    Returns the log of the mean softmax, so that its softmax (and argmax) are those of the
+    average: a drop-in for a single module's logits.
+
+    Parameters
+    ----------
+    members : sequence of nn.Module
+        Each called as ``member(*inputs)``, returning logits of the same shape.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skdpgraph.nn import GNN, ProbabilityAverage
+    >>> x, edges = torch.ones(4, 3), torch.tensor([[0, 1, 2], [1, 2, 3]])
+    >>> ensemble = ProbabilityAverage([GNN(3, 8, 2), GNN(3, 8, 2)]).eval()
+    >>> bool(torch.allclose(ensemble(x, edges).exp().sum(-1), torch.ones(4)))
+    True
+    """
+
+    def __init__(self, members) -> None:
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        """Log of the members' mean class probabilities."""
+        probs = torch.stack([member(*inputs).softmax(-1) for member in self.members])
+        return probs.mean(0).log()

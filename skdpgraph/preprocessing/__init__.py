@@ -12,6 +12,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "_node_features": ["NodeFeatureTransformer", "NonPrivateStepWarning", "declared_budget"],
     "_randomizers": ["GRRFeatureRandomizer", "GRRLabelRandomizer"],
     "_reconstruction": ["bag_label_proportions", "feature_frequency_estimates", "holdout_split",
-                        "mean_propagation_operator", "one_hot_blocks", "propagate",
-                        "propagation_hops", "reconstruct_features", "reconstruct_labels"],
+                        "mean_propagation_operator", "noisy_label_means", "one_hot_blocks",
+                        "propagate", "propagation_hops",
+                        "reconstruct_features", "reconstruct_labels"],
 })

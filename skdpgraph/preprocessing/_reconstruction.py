@@ -31,6 +31,7 @@ __all__ = [
     "feature_frequency_estimates",
     "reconstruct_features",
     "reconstruct_from_clients",
+    "noisy_label_means",
     "reconstruct_labels",
     "bag_label_proportions",
     "holdout_split",
@@ -197,25 +198,63 @@ def _debias(frequencies: np.ndarray, epsilon: float, n_classes: int) -> np.ndarr
     return np.divide(pi, total, out=np.full_like(pi, 1.0 / n_classes), where=total > 0)
 
 
+def noisy_label_means(operator: sp.csr_matrix, train_index: np.ndarray,
+                      noisy_labels: np.ndarray, n_classes: int, hops: int) -> np.ndarray:
+    r"""Frequencies of the noisy labels around each training node (masked propagation).
+
+    Training nodes start from the one-hot of their noisy label, all other nodes from
+    zero; after ``hops`` rounds of :math:`M` each training node's row is divided by its
+    sum: the share of every class among the noisy labels of its ``hops``-round
+    neighbourhood, weighted by :math:`M^K`. Its expectation is the true label
+    distribution of that neighbourhood times the GRR channel :math:`P`.
+
+    Parameters
+    ----------
+    operator : sparse matrix of shape (n, n)
+        From :func:`mean_propagation_operator`.
+    train_index : ndarray of int of shape (n_train,)
+        The nodes that reported a label.
+    noisy_labels : ndarray of int of shape (n_train,)
+        Their GRR reports.
+    n_classes : int
+    hops : int
+        :math:`K_y` (0: the one-hot of each node's own report).
+
+    Returns
+    -------
+    ndarray of shape (n_train, n_classes)
+        Rows sum to one.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> path = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=float))
+    >>> operator = sp.csr_matrix(sp.diags(1 / (path.sum(1).A1 + 1)) @ (path + sp.identity(3)))
+    >>> noisy_label_means(operator, np.array([0, 2]), np.array([1, 0]), 2, 1)
+    array([[0., 1.],
+           [1., 0.]])
+    """
+    Y = np.zeros((operator.shape[0], n_classes))
+    np.add.at(Y, (train_index, noisy_labels), 1.0)
+    lam = propagate(operator, Y, hops)[train_index]
+    return lam / lam.sum(axis=1, keepdims=True)  # a node's own report keeps its row nonzero
+
+
 def reconstruct_labels(operator: sp.csr_matrix, train_index: np.ndarray,
                        noisy_labels: np.ndarray, n_classes: int, epsilon: float,
                        hops: int) -> np.ndarray:
     r"""Bhaila et al. (2024), Algorithm 2: label distributions of the training nodes.
 
-    Training nodes start from the one-hot of their noisy label, all other nodes from
-    zero (masked propagation); after ``hops`` rounds of :math:`M`, each training node's
-    frequencies are de-biased with :math:`P^{-1}` (Eq. 14), clamped at zero and
-    renormalised.
+    The frequencies of :func:`noisy_label_means` are de-biased with :math:`P^{-1}`
+    (Eq. 14), clamped at zero and renormalised.
 
     Returns
     -------
     ndarray of shape (len(train_index), n_classes)
         Estimated label distribution of each training node (rows sum to one).
     """
-    Y = np.zeros((operator.shape[0], n_classes))
-    np.add.at(Y, (train_index, noisy_labels), 1.0)
-    lam = propagate(operator, Y, hops)[train_index]
-    return _debias(lam, epsilon, n_classes)
+    return _debias(noisy_label_means(operator, train_index, noisy_labels, n_classes, hops),
+                   epsilon, n_classes)
 
 
 def bag_label_proportions(bags: np.ndarray, noisy_labels: np.ndarray, n_classes: int,

@@ -244,13 +244,74 @@ def test_non_private_labels(binary_data):
 
 def test_validation_fraction_selects_an_epoch_on_held_out_reconstructed_labels(binary_data):
     graph, y, train = binary_data
-    kw = dict(epsilon_labels=1.0, random_state=0, **{**FAST, "epochs": 25})
+    kw = dict(epsilon_labels=1.0, random_state=0, label_loss="reconstructed", ensemble_size=1,
+              **{**FAST, "epochs": 25})
     plain = RGNNClassifier(**kw).fit(graph.nodes(train), y[train])
-    assert plain.best_epoch_ == 25 and plain.history_[-1]["validation_accuracy"] is None
+    assert plain.best_epochs_ == (25,) and plain.history_[-1]["validation_accuracy"] is None
     clf = RGNNClassifier(validation_fraction=0.3, **kw).fit(graph.nodes(train), y[train])
     scores = [h["validation_accuracy"] for h in clf.history_]
-    assert clf.best_epoch_ == int(np.argmax(scores)) + 1
+    assert clf.best_epochs_ == (int(np.argmax(scores)) + 1,)
     assert not np.allclose(clf.predict_proba(graph.nodes()), plain.predict_proba(graph.nodes()))
+
+
+def test_label_losses_see_the_same_reports_and_train_differently(binary_data, monkeypatch):
+    # "forward" fits the noisy-label frequencies through the channel; "reconstructed" the
+    # argmax of their de-biased version: same reports, different supervision.
+    graph, y, train = binary_data
+    seen = {}
+
+    def spy(*args, **kwargs):
+        seen.setdefault(kwargs["stage"], []).append((np.asarray(args[4]), kwargs["transition"]))
+        return original(*args, **kwargs)
+
+    original = rgnn_module.train_llp_gnn
+    monkeypatch.setattr(rgnn_module, "train_llp_gnn", spy)
+    probas = {}
+    for loss in ("forward", "reconstructed"):
+        seen.clear()
+        clf = RGNNClassifier(epsilon_labels=1.0, label_loss=loss, ensemble_size=1,
+                             random_state=0, **FAST).fit(graph.nodes(train), y[train])
+        (targets, transition), = seen["classifier"]
+        probas[loss] = clf.predict_proba(graph.nodes())
+        if loss == "forward":
+            assert targets.shape == (train.size, np.unique(y).size)
+            assert np.allclose(targets.sum(1), 1.0)
+            assert np.allclose(transition, transition.T) and transition[0, 0] > transition[0, 1]
+            frequencies = targets
+        else:
+            assert transition is None and targets.shape == (train.size,)
+            assert np.array_equal(targets, frequencies.argmax(1))  # same reports, hops
+    assert not np.allclose(probas["forward"], probas["reconstructed"])
+
+
+@pytest.mark.parametrize("eps_y, expected", [(0.5, "forward"), (1.0, "forward"),
+                                             (1.2, "reconstructed"), (3.0, "reconstructed")])
+def test_auto_label_loss_reads_the_flip_rate_of_the_public_budget(binary_data, eps_y, expected):
+    # 4 classes: GRR keeps a label w.p. e^eps / (e^eps + 3), below 1/2 up to eps = ln 3.
+    graph, y, train = binary_data
+    clf = RGNNClassifier(epsilon_labels=eps_y, ensemble_size=1, random_state=0,
+                         **{**FAST, "epochs": 2}).fit(graph.nodes(train), y[train])
+    assert clf.label_loss_ == expected
+
+
+def test_ensemble_averages_the_probabilities_of_its_gnns(binary_data):
+    from skdpgraph.nn import GNN, ProbabilityAverage
+
+    graph, y, train = binary_data
+    clf = RGNNClassifier(epsilon_labels=1.0, ensemble_size=3, random_state=0,
+                         **FAST).fit(graph.nodes(train), y[train])
+    assert isinstance(clf.module_, ProbabilityAverage) and len(clf.module_.members) == 3
+    assert len(clf.best_epochs_) == 3 and len(clf.history_) == 3 * FAST["epochs"]
+    assert [h["stage"] for h in clf.history_[::FAST["epochs"]]] == [
+        "classifier 1", "classifier 2", "classifier 3"]
+    x, edges = torch.from_numpy(clf.reconstructed_x_), torch.tensor(graph.edge_index)
+    with torch.no_grad():
+        members = torch.stack([m(x, edges).softmax(-1) for m in clf.module_.members])
+    assert np.allclose(clf.predict_proba(graph.nodes()), members.mean(0).numpy(), atol=1e-5)
+    assert not torch.allclose(members[0], members[1])  # different initialisations
+    single = RGNNClassifier(epsilon_labels=1.0, ensemble_size=1, random_state=0,
+                            **FAST).fit(graph.nodes(train), y[train])
+    assert isinstance(single.module_, GNN) and single.history_[0]["stage"] == "classifier"
 
 
 def test_small_dense_graph_never_collapses_across_seeds():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from skdpgraph.nn import GNN, llp_loss, train_llp_gnn
+from skdpgraph.nn import GNN, ProbabilityAverage, forward_corrected_loss, llp_loss, train_llp_gnn
 
 
 @pytest.mark.parametrize("conv", ["sage", "gcn", "gat"])
@@ -86,3 +86,54 @@ def test_train_llp_gnn_without_validation_and_with_clipping():
         moved[clip] = max(float((p.detach() - b).abs().max())
                           for p, b in zip(module.parameters(), before))
     assert moved[None] > 0.1 and moved[1e-12] < 1e-3
+
+
+def test_forward_corrected_loss_is_minimised_by_the_true_distribution():
+    # Reports through a GRR-like channel: the expected report frequencies are pi @ P. Free
+    # logits fitted to them must recover pi itself (de-biased), including a zero class that
+    # P^-1 then clamping would only approximate.
+    P = torch.full((3, 3), 0.2) + 0.4 * torch.eye(3)
+    pi = torch.tensor([[0.7, 0.3, 0.0], [0.1, 0.1, 0.8]])
+    logits = torch.zeros(2, 3, requires_grad=True)
+    optimizer = torch.optim.Adam([logits], lr=0.1)
+    for _ in range(3000):
+        optimizer.zero_grad()
+        forward_corrected_loss(logits, pi @ P, P).backward()
+        optimizer.step()
+    assert torch.allclose(logits.softmax(-1), pi, atol=0.02)
+
+
+def test_train_llp_gnn_with_a_channel_keeps_the_epoch_of_lowest_held_out_loss():
+    x, edge_index, y, bag, prop = _toy_problem()
+    P = torch.tensor([[0.7, 0.3], [0.3, 0.7]])
+    frequencies = torch.nn.functional.one_hot(y, 2).float() * 0.6 + 0.2
+    val = torch.arange(30, 40)
+
+    def fit(epochs):
+        torch.manual_seed(0)
+        module = GNN(4, 8, 2, dropout=0.5)
+        history, best = train_llp_gnn(module, x, edge_index, torch.arange(30), frequencies[:30],
+                                      bag, prop, llp_weight=0.1, epochs=epochs, lr=0.05,
+                                      val_index=val, val_targets=frequencies[30:],
+                                      transition=P)
+        module.eval()
+        with torch.no_grad():
+            logits = module(x, edge_index)
+        return history, best, float(forward_corrected_loss(logits[val], frequencies[30:], P))
+
+    history, best, kept = fit(12)
+    losses = [fit(epochs)[2] for epochs in range(1, 13)]  # deterministic replays
+    assert best == int(np.argmin(losses)) + 1 and kept == pytest.approx(min(losses))
+    assert len(set(np.round(losses, 6))) > 1  # the choice is not trivial
+    # accuracies are against the frequencies' argmax
+    assert all(h["validation_accuracy"] is not None for h in history)
+
+
+def test_probability_average_averages_the_members_probabilities():
+    torch.manual_seed(0)
+    x, edge_index = torch.randn(5, 3), torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]])
+    members = [GNN(3, 4, 2).eval() for _ in range(3)]
+    mean = torch.stack([m(x, edge_index).softmax(-1) for m in members]).mean(0)
+    out = ProbabilityAverage(members)(x, edge_index)
+    assert torch.allclose(out.softmax(-1), mean, atol=1e-6)
+    assert not torch.allclose(mean, members[0](x, edge_index).softmax(-1))
