@@ -233,7 +233,8 @@ def test_predict_is_deterministic_and_walks_with_the_prediction_key(data):
     # independently: the average over the draws of the walks keyed by prediction_key_
     graph, expected = data.graph, 0.0
     for draw in range(drw_module.PREDICT_DRAWS):
-        table = rooted_random_walks(graph.indptr, graph.indices, nodes.index, 4,
+        table = rooted_random_walks(graph.indptr, graph.indices, nodes.index, clf.walk_length,
+                                    restarts=clf.restarts,  # the default sampler is "drw-r"
                                     generator=keyed_generator(clf.prediction_key_, draw)).nodes
         with torch.no_grad():
             expected = expected + torch.softmax(clf.module_(*pad_subgraphs(graph, table)), -1)
