@@ -45,7 +45,8 @@ ESTIMATORS = {
     "progap-ndp": _make("ProGAPClassifier", privacy_level="node"),
     "dpnode-edge": _make("DPNodeClassifier", unit="edge"),
     "dpnode-node": _make("DPNodeClassifier", unit="node"),
-    "drw": _make("DRWClassifier", sampler="drw"),
+    "drw": _make("DRWClassifier"),  # the defaults (sampler="drw-r", one-step walks)
+    "drw-walk": _make("DRWClassifier", sampler="drw"),
     "drw-r": _make("DRWClassifier", sampler="drw-r"),
     "drw-d": _make("DRWClassifier", sampler="drw-d"),
 }

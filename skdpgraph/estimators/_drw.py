@@ -50,33 +50,37 @@ class DRWClassifier(BaseDPClassifier):
         graph (every node is protected); the value used is ``delta_``.
     classes : array-like, default=None
         The public label set (None: read from ``y`` and stated as public).
-    sampler : {"drw", "drw-r", "drw-d"}, default="drw"
+    sampler : {"drw", "drw-r", "drw-d"}, default="drw-r"
         How the disjoint subgraphs are drawn: one walk per root (``"drw"``),
         ``restarts`` walks per root (``"drw-r"``), or DRW drawn again every
         ``resample_every`` steps (``"drw-d"``). The subgraphs are disjoint in every case,
-        so the accountant is the same.
-    walk_length : int, default=4
+        so the accountant is the same. The default, ``restarts`` walks of one step, gives
+        each root a star of up to 8 neighbours: the one-layer GNN sees them all, where a
+        longer walk feeds it only the first.
+    walk_length : int, default=1
         Steps per random walk, at least 1, in training and in ``predict``. It does not
         change the accountant (a node still lies in one subgraph at most).
-    restarts : int, default=2
+    restarts : int, default=8
         Walks per root with ``sampler="drw-r"`` (training and ``predict``), at least 1;
         ignored by the other samplers. It does not change the accountant.
     resample_every : int, default=10
         Steps between two draws of the subgraphs with ``sampler="drw-d"``, at least 1;
         ignored by the other samplers. It does not change the accountant.
-    batch_size : int, default=64
+    batch_size : int, default=1024
         Subgraphs per step, drawn without replacement (capped at the number of training
-        nodes). The sampling rate ``batch_size / n_train`` enters the accountant.
+        nodes: full batches up to 1024 of them). The sampling rate ``batch_size / n_train``
+        enters the accountant. Large batches divide the noise by more examples per step.
     num_layers : int, default=1
         Message-passing layers of the GNN (1 or 2). It does not change the accountant.
-    hidden_dim : int, default=256
-        Width of the GNN's layers, at least 1. It does not change the accountant.
+    hidden_dim : int, default=16
+        Width of the GNN's layers, at least 1. It does not change the accountant; fewer
+        weights take less of the noise (see :ref:`defaults`).
     conv : {"gcn", "sage"}, default="gcn"
         Graph convolution inside each subgraph: GCN or GraphSAGE. It does not change the
         accountant.
-    lr : float, default=0.01
+    lr : float, default=0.05
         Learning rate of Adam, in ``(0, 1e30]``. It does not change the accountant.
-    epochs : int, default=30
+    epochs : int, default=15
         Passes of ``ceil(n_train / batch_size)`` steps each; ignored if ``max_steps`` is
         set. More steps mean more noise at a fixed ``epsilon``.
     max_steps : int, default=None
@@ -140,9 +144,9 @@ class DRWClassifier(BaseDPClassifier):
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, *, epsilon=8.0, delta=None, classes=None, sampler="drw", walk_length=4,
-                 restarts=2, resample_every=10, batch_size=64, num_layers=1, hidden_dim=256,
-                 conv="gcn", lr=0.01, epochs=30, max_steps=None, max_grad_norm=1.0,
+    def __init__(self, *, epsilon=8.0, delta=None, classes=None, sampler="drw-r", walk_length=1,
+                 restarts=8, resample_every=10, batch_size=1024, num_layers=1, hidden_dim=16,
+                 conv="gcn", lr=0.05, epochs=15, max_steps=None, max_grad_norm=1.0,
                  noise_multiplier=None, random_state=None, device="auto", verbose=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
         self.sampler, self.walk_length, self.restarts = sampler, walk_length, restarts

@@ -46,16 +46,17 @@ class FDPClassifier(BaseDPClassifier):
     classes : array-like, default=None
         The public label set. None reads it from ``y`` and states in ``privacy_`` that it
         is treated as public; labels outside a given set raise.
-    max_degree : int, default=4
+    max_degree : int, default=1
         Degree bound K >= 1: each node feeds at most K stars, each star has at most K
         neighbours. One node then touches at most K + 1 examples, which the accountant
-        charges: a larger K means more noise.
+        charges: a larger K means more noise (the noise std grows with K + 1, while each
+        extra neighbour adds little to the one-layer model).
     degree_sampler : {"bernoulli", "greedy"}, default="bernoulli"
         How K is enforced: ``"bernoulli"`` (the authors' code) keeps each of a node's
         ``d`` edges to training nodes with probability ``K / (2 d)``, none if more than
         K survive; ``"greedy"`` keeps K of them at random. It does not change the
         accountant (see Notes for the condition both share).
-    hidden_dim : int, default=100
+    hidden_dim : int, default=32
         Width H of the encoder and of the message-passing layer, at least 1. It does not
         change the training accountant; with ``private_inference`` the released sums'
         sensitivity ``sqrt(K(K+1)(H+1))`` grows with it (same epsilon, more noise).
@@ -67,11 +68,12 @@ class FDPClassifier(BaseDPClassifier):
     epochs : int, default=30
         Passes over the training nodes: ``epochs * ceil(n_train / batch_size)`` DP-SGD
         steps. More steps mean more noise at a fixed ``epsilon``.
-    lr : float, default=0.01
+    lr : float, default=0.05
         Learning rate of Adam, in ``(0, 1e30]``. It does not change the accountant.
-    batch_size : int, default=256
+    batch_size : int, default=4096
         Stars per step, drawn without replacement (capped at n_train). The sampling rate
-        ``batch_size / n_train`` enters the accountant.
+        ``batch_size / n_train`` enters the accountant, whose multi-term bound is loose at
+        small rates and tight from about one half: large batches pay off.
     max_grad_norm : float, default=1.0
         Clipping norm C > 0 of each star's gradient; the noise std is ``sigma * 2(K+1)C``.
         Epsilon does not depend on C.
@@ -137,9 +139,9 @@ class FDPClassifier(BaseDPClassifier):
         "private_inference": ["boolean"],
     }
 
-    def __init__(self, *, epsilon=8.0, delta=None, classes=None, max_degree=4,
-                 degree_sampler="bernoulli", hidden_dim=100, encoder_layers=1, activation="tanh",
-                 epochs=30, lr=0.01, batch_size=256, max_grad_norm=1.0, noise_multiplier=None,
+    def __init__(self, *, epsilon=8.0, delta=None, classes=None, max_degree=1,
+                 degree_sampler="bernoulli", hidden_dim=32, encoder_layers=1, activation="tanh",
+                 epochs=30, lr=0.05, batch_size=4096, max_grad_norm=1.0, noise_multiplier=None,
                  private_inference=False, random_state=None, device="auto", verbose=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
         self.max_degree, self.degree_sampler = max_degree, degree_sampler

@@ -137,6 +137,29 @@ def test_batches_fixed_size_without_replacement(sampler, data, monkeypatch):
     assert changed == (sampler == "drw-d")
 
 
+def test_default_subgraphs_are_stars_the_one_layer_gnn_sees_whole(data, monkeypatch):
+    # One-step walks with restarts: every member is the root's neighbour, so the default
+    # one-layer GNN reads all of them (a longer walk's later nodes never reach the root).
+    tables = []
+
+    class Recording(SubgraphExamples):
+        def batch(self, index, step):
+            tables.append(self.table.copy())
+            return super().batch(index, step)
+
+    monkeypatch.setattr(drw_module, "SubgraphExamples", Recording)
+    clf = DRWClassifier(epsilon=np.inf, max_steps=1, random_state=0)
+    clf.fit(data.nodes()[:64], data.y[:64])
+    adjacency = data.graph.adjacency().tocsr()
+    members = 0
+    for row in tables[0]:
+        root, others = row[0], row[1:][row[1:] >= 0]
+        assert len(others) <= clf.restarts * clf.walk_length
+        assert all(adjacency[root, other] or adjacency[other, root] for other in others)
+        members += len(others)
+    assert clf.num_layers == 1 and members > 2 * len(tables[0])
+
+
 def test_one_node_changes_at_most_one_per_subgraph_gradient():
     rng = np.random.default_rng(0)
     n = 24
@@ -233,7 +256,8 @@ def test_predict_is_deterministic_and_walks_with_the_prediction_key(data):
     # independently: the average over the draws of the walks keyed by prediction_key_
     graph, expected = data.graph, 0.0
     for draw in range(drw_module.PREDICT_DRAWS):
-        table = rooted_random_walks(graph.indptr, graph.indices, nodes.index, 4,
+        table = rooted_random_walks(graph.indptr, graph.indices, nodes.index, clf.walk_length,
+                                    restarts=clf.restarts,  # the default sampler is "drw-r"
                                     generator=keyed_generator(clf.prediction_key_, draw)).nodes
         with torch.no_grad():
             expected = expected + torch.softmax(clf.module_(*pad_subgraphs(graph, table)), -1)
