@@ -18,7 +18,7 @@ def data():
 
 @pytest.mark.parametrize("unit,expected,unit_word", [
     ("edge", "GAPClassifier", "edge"), ("node", "DPMLPClassifier", "node"),
-    ("features", "DPMLPClassifier", "node"), ("local", "RGNNClassifier", "local")])
+    ("features", "DRWClassifier", "node"), ("local", "RGNNClassifier", "local")])
 def test_each_unit_fits_its_chosen_estimator_and_says_why(unit, expected, unit_word, data):
     epsilon = 13.0 if unit == "local" else 4.0
     clf = DPNodeClassifier(unit=unit, epsilon=epsilon, random_state=0)
