@@ -30,6 +30,7 @@ Examples::
     python benchmarks/scaling.py --quick
     python benchmarks/scaling.py --sizes 10000 100000 --out benchmarks/results/scale-1e5.json
     python benchmarks/scaling.py --sizes 1000000 --estimators gap-edp
+    python benchmarks/scaling.py --table benchmarks/results/scale-*.json   # the docs' table
 """
 
 from __future__ import annotations
@@ -178,6 +179,30 @@ def _growth(rows: list[dict]) -> list[dict]:
     return ratios
 
 
+def rst_table(paths: list[str]) -> str:
+    """An RST table of the rows in the JSON files ``paths``, with the growth ratios."""
+    rows = [r for path in paths for r in json.load(open(path))["rows"] if "failed" not in r]
+    rows.sort(key=lambda r: (ESTIMATORS.index(r["estimator"]), r["n_nodes"]))
+    growth = {(g["estimator"], g["to"]): g for g in _growth(rows)}
+    head = ("estimator", "nodes", "edges", "fit CPU s", "CPU s / epoch", "other CPU s",
+            "peak RSS MB", "epoch time / edge vs 10x smaller")
+    lines = []
+    for r in rows:
+        fit = (f"{r['fit_cpu_seconds_extrapolated']:.0f} (extrap.)" if r.get("extrapolated")
+               else f"{r['fit_cpu_seconds']:.0f}")
+        epochs = " + ".join(f"{s['epoch_cpu_seconds']:.3g} x {s['planned_epochs']}"
+                            for s in r["stages"])
+        g = growth.get((r["estimator"], r["n_nodes"]))
+        ratios = "" if g is None else " / ".join(
+            f"{v:.2f}" for k, v in g.items() if k.startswith("epoch_per_edge"))
+        lines.append((r["estimator"], f"{r['n_nodes']:,}", f"{r['edges']:,}", fit, epochs,
+                      f"{r['other_cpu_seconds']:.1f}", f"{r['peak_rss_mb']:.0f}", ratios))
+    widths = [max(len(x[i]) for x in [head] + lines) for i in range(len(head))]
+    rule = "  ".join("=" * w for w in widths)
+    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa
+    return "\n".join([rule, fmt(head), rule, *map(fmt, lines), rule])
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--estimators", nargs="+", default=ESTIMATORS, choices=ESTIMATORS)
@@ -189,7 +214,12 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="sizes 2000 and 20000, at most 3 epochs per stage")
     parser.add_argument("--out", default="benchmarks/results/scaling.json")
+    parser.add_argument("--table", nargs="+", metavar="JSON",
+                        help="print the RST table of these result files and exit")
     args = parser.parse_args(argv)
+    if args.table:
+        print(rst_table(args.table))
+        return
     if args.quick:
         args.sizes, args.max_epochs = [2_000, 20_000], args.max_epochs or 3
     rows = []
