@@ -180,8 +180,13 @@ def _growth(rows: list[dict]) -> list[dict]:
 
 
 def rst_table(paths: list[str]) -> str:
-    """An RST table of the rows in the JSON files ``paths``, with the growth ratios."""
-    rows = [r for path in paths for r in json.load(open(path))["rows"] if "failed" not in r]
+    """An RST table of the rows in the JSON files ``paths``, with the growth ratios.
+
+    Where two files have the same estimator and size, the later file's row is shown.
+    """
+    latest = {(r["estimator"], r["n_nodes"]): r for path in paths  # a later file wins
+              for r in json.load(open(path))["rows"] if "failed" not in r}
+    rows = list(latest.values())
     rows.sort(key=lambda r: (ESTIMATORS.index(r["estimator"]), r["n_nodes"]))
     growth = {(g["estimator"], g["to"]): g for g in _growth(rows)}
     head = ("estimator", "nodes", "edges", "fit CPU s", "CPU s / epoch", "other CPU s",
