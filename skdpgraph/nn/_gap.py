@@ -116,7 +116,7 @@ class GAPClassificationModule(nn.Module):
         hops = [layer(x[:, k]) for k, layer in enumerate(self.hop_layers)]
         if self.combine == "cat":
             h = torch.cat(hops, dim=-1)
-            h = h / h.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+            h = row_normalize(h)
         elif self.combine == "sum":
             h = torch.stack(hops, dim=0).sum(dim=0)
         else:

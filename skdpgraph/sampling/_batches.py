@@ -6,6 +6,26 @@ import torch
 
 __all__ = ["PoissonSampler", "FixedSizeWithoutReplacementSampler", "make_batch_sampler"]
 
+#: Above this many examples, small batches are drawn in O(batch) instead of O(examples): a
+#: permutation or a coin per example at every step made an epoch quadratic in the examples
+#: (at 500,000 examples ``randperm`` took 16 ms a step, 31 s an epoch of batches of 256).
+_SPARSE_FROM = 65536
+
+
+def uniform_subset(n: int, k: int, generator: torch.Generator) -> torch.Tensor:
+    """A uniformly random ``k``-subset of ``range(n)`` (sorted int64), in O(k) for ``k << n``.
+
+    Draws uniform indices and keeps the distinct ones until there are ``k``. The rule never
+    looks at the indices' values, only at which draws coincide, so the result's law is
+    invariant under relabelling ``range(n)``: every ``k``-subset is equally likely, exactly
+    as for the first ``k`` of a random permutation.
+    """
+    chosen = torch.empty(0, dtype=torch.int64)
+    while chosen.numel() < k:
+        draws = torch.randint(n, (k - chosen.numel(),), generator=generator)
+        chosen = torch.cat([chosen, draws]).unique()
+    return chosen
+
 
 class PoissonSampler:
     """Each example joins each batch independently with probability ``sample_rate``.
@@ -43,7 +63,12 @@ class PoissonSampler:
 
     def sample(self) -> torch.Tensor:
         """Indices of one batch (int64, possibly empty)."""
-        keep = torch.rand(self.num_examples, generator=self.generator) < self.sample_rate
+        n, q = self.num_examples, self.sample_rate
+        if n > _SPARSE_FROM and q < 0.25:  # the same law: a Binomial size, then a subset
+            size = torch.binomial(torch.tensor(float(n), dtype=torch.float64),
+                                  torch.tensor(q, dtype=torch.float64), generator=self.generator)
+            return uniform_subset(n, int(size), self.generator)
+        keep = torch.rand(n, generator=self.generator) < q
         return keep.nonzero().flatten()
 
 
@@ -78,6 +103,8 @@ class FixedSizeWithoutReplacementSampler:
 
     def sample(self) -> torch.Tensor:
         """Indices of one batch (int64, exactly ``batch_size`` distinct)."""
+        if self.num_examples > _SPARSE_FROM and 4 * self.batch_size < self.num_examples:
+            return uniform_subset(self.num_examples, self.batch_size, self.generator)
         return torch.randperm(self.num_examples, generator=self.generator)[: self.batch_size]
 
 

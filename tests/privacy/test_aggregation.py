@@ -299,3 +299,20 @@ def test_progressive_edge_plan_costs_what_gap_costs():
                for i in (1, 2))]
     bounded = progap.bounded(sp.csr_matrix(np.ones((3, 3))), None)  # edge level: unchanged
     assert (bounded != sp.csr_matrix(np.ones((3, 3)))).nnz == 0
+
+
+def test_row_normalize_matches_autograd_of_the_plain_expression():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(6, 3, 5, generator=g, dtype=torch.float64)
+    x[1, 2] = 0.0  # a zero row: below the floor, its gradient is g / floor
+    x[4, 0] = 1e-14  # a tiny row, also below the floor
+    upstream = torch.randn(6, 3, 5, generator=g, dtype=torch.float64)
+    grads = []
+    for fn in (row_normalize, lambda t: t / t.norm(dim=-1, keepdim=True).clamp_min(1e-12)):
+        leaf = x.clone().requires_grad_(True)
+        out = fn(leaf)
+        out.backward(upstream)
+        grads.append((out.detach(), leaf.grad))
+    torch.testing.assert_close(grads[0][0], grads[1][0], rtol=0, atol=0)  # same forward
+    torch.testing.assert_close(grads[0][1], grads[1][1])
+    assert torch.autograd.gradcheck(row_normalize, (x[[0, 2, 3, 5]].clone().requires_grad_(),))
