@@ -87,6 +87,27 @@ def _make_optimizer(name: str, params, lr: float, weight_decay: float) -> torch.
     raise ValueError(f"Unknown optimizer {name!r}; use 'adam' or 'sgd'.")
 
 
+class _InPlaceAccumulation:
+    """Opacus' DP optimisers, without their deep copy of every gradient at every step.
+
+    ``accumulate`` copies ``p.grad`` into ``p.summed_grad`` so that later backward passes
+    cannot change it; here every step's gradients are fresh tensors that the optimiser
+    replaces (``p.grad = summed_grad + noise``) before anything else could touch them, so
+    the copy only costs time. Put it before the Opacus class in the bases.
+    """
+
+    def accumulate(self) -> None:
+        for p in self.params:
+            if p.summed_grad is not None:
+                p.summed_grad.add_(p.grad.data)
+            else:
+                p.summed_grad = p.grad.data
+
+
+class _DPOptimizer(_InPlaceAccumulation, DPOptimizerFastGradientClipping):
+    """Opacus' ``DPOptimizerFastGradientClipping`` with :class:`_InPlaceAccumulation`."""
+
+
 class _Stepper:
     """One optimisation step, private or not; hides the clipping and the noise.
 
@@ -120,7 +141,7 @@ class _Stepper:
     def _dp_optimizer(self, optimizer: torch.optim.Optimizer,
                       noise_generator: torch.Generator | None) -> torch.optim.Optimizer:
         # The noisy sum is divided by the (expected) batch size: loss_reduction="mean".
-        return DPOptimizerFastGradientClipping(
+        return _DPOptimizer(
             optimizer, noise_multiplier=self.plan.noise_multiplier * self.plan.sensitivity,
             max_grad_norm=self.plan.max_grad_norm, expected_batch_size=self.plan.batch_size,
             loss_reduction="mean", generator=noise_generator,
