@@ -114,7 +114,9 @@ def fit(name, epsilon, seed, ds, train, timer):
             "epsilon_spent": float(est.epsilon_spent_)}
 
 
-def run(args, ds, train, log):
+def run(args, ds, train, log, save=lambda records: None):
+    """Every estimator's fits; ``save(records)`` after each estimator (a run cut short keeps
+    what it measured)."""
     timer = LoopTimer()
     records = []
     with timer.installed():
@@ -130,6 +132,7 @@ def run(args, ds, train, log):
                         f"{rec['fit_seconds']:6.2f}s  loop {rec['loop_seconds']:6.2f}s  "
                         f"steps {rec['loop_steps']}")
                 order.reverse()
+            save(records)
     return records
 
 
@@ -197,22 +200,25 @@ def main(argv=None):
     train = np.asarray(split_for_seed(args.seed)["train"])
     log(f"{args.dataset} ({split_name}, {len(train)} training nodes), eps={args.epsilon} vs "
         f"inf, {args.repeats} repeats, {args.threads} thread(s)")
-    start = time.perf_counter()
-    records = run(args, ds, train, log)
-    rows = summarize(records, args.epsilon)
-    payload = {"config": {"dataset": args.dataset, "split": split_name, "seed": args.seed,
-                          "epsilon": args.epsilon, "repeats": args.repeats,
-                          "threads": args.threads, "label": args.label,
-                          "params": {"validation_fraction": None}},
-               "environment": env, "summary": rows, "records": records}
-    print(format_table(rows))
-    if args.profile:
-        payload["dpmlp_profile"] = profile_dpmlp(args, ds, train)
-        print("\n".join(payload["dpmlp_profile"]["tottime"][:45]))
-    env["wall_seconds"] = time.perf_counter() - start
     out = args.out or HERE / "results" / f"overhead-{args.dataset}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(runner._jsonable(payload), indent=2) + "\n")
+    config = {"dataset": args.dataset, "split": split_name, "seed": args.seed,
+              "epsilon": args.epsilon, "repeats": args.repeats, "threads": args.threads,
+              "label": args.label, "params": {"validation_fraction": None}}
+    start = time.perf_counter()
+
+    def save(records, **extra):
+        env["wall_seconds"] = time.perf_counter() - start
+        payload = {"config": config, "environment": env,
+                   "summary": summarize(records, args.epsilon), "records": records, **extra}
+        out.write_text(json.dumps(runner._jsonable(payload), indent=2) + "\n")
+
+    records = run(args, ds, train, log, save)
+    print(format_table(summarize(records, args.epsilon)))
+    if args.profile:
+        profile = profile_dpmlp(args, ds, train)
+        save(records, dpmlp_profile=profile)
+        print("\n".join(profile["tottime"][:45]))
     print(f"\nwrote {out}")
     return 0
 
