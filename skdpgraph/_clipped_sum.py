@@ -103,7 +103,7 @@ class ClippedSumModule(nn.Module):
             inputs.append(a.reshape(batch, -1, a.shape[-1]))
             backprops.append(g.reshape(batch, -1, g.shape[-1]))
         # A layer called several times in one forward pass: its calls' positions add up.
-        layers = {layer: (torch.cat(a, 1), torch.cat(g, 1)) for layer, (a, g) in layers.items()}
+        layers = {layer: (_join(a), _join(g)) for layer, (a, g) in layers.items()}
         squared = losses.new_zeros(batch)
         for layer, (a, g) in layers.items():
             squared = squared + _squared_norms(layer, a, g)
@@ -117,6 +117,10 @@ class ClippedSumModule(nn.Module):
         for p in self.module.parameters():
             if p.requires_grad and p.grad is None:  # unused in this forward pass
                 p.grad = torch.zeros_like(p)
+
+
+def _join(parts: list[torch.Tensor]) -> torch.Tensor:
+    return parts[0] if len(parts) == 1 else torch.cat(parts, 1)  # cat would copy even one
 
 
 def _trainable_linear(layer: nn.Module) -> bool:
