@@ -36,7 +36,7 @@ import run as runner  # noqa: E402
 #: estimator name in registry.py -> (anchor kind, its settings from the estimator's defaults,
 #: the issue's target ratio).
 ANCHORS = {
-    "gap-edp": ("gcn", lambda est: dict(layers=est.hops, hidden=est.hidden_dim,
+    "gap-edp": ("gcn", lambda est: dict(layers=est.hops, hidden=est._width,  # None: 64 here
                                         epochs=est.epochs or 100), 1.2),
     "drw": ("gcn", lambda est: dict(layers=est.num_layers, hidden=est.hidden_dim,
                                     epochs=est.epochs), 2.0),

@@ -1,7 +1,8 @@
 """The one DP-SGD loop, shared by every estimator that trains with DP-SGD.
 
 Each step: draw a batch with the plan's sampler, compute per-example losses, clip each
-example's gradient to C on its global norm and sum (Opacus' ghost clipping), add Gaussian
+example's gradient to C on its global norm and sum (in one backward pass for models of
+``nn.Linear`` layers, else with Opacus' ghost clipping), add Gaussian
 noise of std ``noise_multiplier * sensitivity * C``, divide by the (expected) batch size,
 take an optimiser step (Opacus ``DPOptimizerFastGradientClipping``). A non-private
 plan runs the same loop with the same batches, without clipping or noise.
@@ -18,8 +19,10 @@ import numpy as np
 import torch
 from opacus.grad_sample import GradSampleModuleFastGradientClipping
 from opacus.optimizers import DPOptimizerFastGradientClipping
+from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
 from torch import nn
 
+from skdpgraph._clipped_sum import ClippedSumModule
 from skdpgraph._progress import EpochProgress, epoch_record
 from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.sampling import make_batch_sampler
@@ -89,32 +92,61 @@ def _make_optimizer(name: str, params, lr: float, weight_decay: float) -> torch.
     raise ValueError(f"Unknown optimizer {name!r}; use 'adam' or 'sgd'.")
 
 
-class _Stepper:
-    """One optimisation step, private or not; hides the Opacus wrapping.
+class _InPlaceAccumulation:
+    """Opacus' DP optimisers, without their deep copy of every gradient at every step.
 
-    Private steps use Opacus' ghost clipping: a first backward pass computes every
-    example's gradient norm without materialising per-example gradients, a second one
-    computes the sum of the clipped gradients directly (each example's loss reweighted by
-    its clipping factor ``min(1, C / norm)``). This is the same clipped sum as explicit
-    per-example clipping, at the memory and time cost of two ordinary backward passes.
+    ``accumulate`` copies ``p.grad`` into ``p.summed_grad`` so that later backward passes
+    cannot change it; here every step's gradients are fresh tensors that the optimiser
+    replaces (``p.grad = summed_grad + noise``) before anything else could touch them, so
+    the copy only costs time. Put it before the Opacus class in the bases.
+    """
+
+    def accumulate(self) -> None:
+        for p in self.params:
+            if p.summed_grad is not None:
+                p.summed_grad.add_(p.grad.data)
+            else:
+                p.summed_grad = p.grad.data
+
+
+class _DPOptimizer(_InPlaceAccumulation, DPOptimizerFastGradientClipping):
+    """Opacus' ``DPOptimizerFastGradientClipping`` with :class:`_InPlaceAccumulation`."""
+
+
+class _Stepper:
+    """One optimisation step, private or not; hides the clipping and the noise.
+
+    A private step computes the sum of the per-example clipped gradients, then Opacus'
+    ``DPOptimizerFastGradientClipping`` adds the noise, divides by the expected batch size
+    and steps. The clipped sum comes from one backward pass where every trainable
+    parameter belongs to an ``nn.Linear`` (:class:`~skdpgraph._clipped_sum.ClippedSumModule`,
+    all of the library's models), else from Opacus' ghost clipping: two backward passes,
+    the first for every example's gradient norm, the second for the loss reweighted by
+    the clipping factors ``min(1, C / norm)``, run by Opacus' own
+    ``DPTensorFastGradientClipping`` (what its ``DPLossFastGradientClipping`` loss wrapper
+    returns; the wrapper itself wants a ``criterion(input, target)`` where our loss
+    functions take the module and the batch). Both give the same clipped sum.
     """
 
     def __init__(self, module: torch.nn.Module, plan: DPSGDPlan, optimizer: torch.optim.Optimizer,
                  noise_generator: torch.Generator | None) -> None:
         self.plan = plan
-        if plan.private:
+        if not plan.private:
+            self.model, self.optimizer = module, optimizer
+            return
+        if ClippedSumModule.supports(module):
+            self.model = ClippedSumModule(module, plan.max_grad_norm)
+        else:
             self.model = GradSampleModuleFastGradientClipping(
                 module, loss_reduction="sum", max_grad_norm=plan.max_grad_norm,
                 use_ghost_clipping=True,
             )
-            self.optimizer = self._dp_optimizer(optimizer, noise_generator)
-        else:
-            self.model, self.optimizer = module, optimizer
+        self.optimizer = self._dp_optimizer(optimizer, noise_generator)
 
     def _dp_optimizer(self, optimizer: torch.optim.Optimizer,
                       noise_generator: torch.Generator | None) -> torch.optim.Optimizer:
         # The noisy sum is divided by the (expected) batch size: loss_reduction="mean".
-        return DPOptimizerFastGradientClipping(
+        return _DPOptimizer(
             optimizer, noise_multiplier=self.plan.noise_multiplier * self.plan.sensitivity,
             max_grad_norm=self.plan.max_grad_norm, expected_batch_size=self.plan.batch_size,
             loss_reduction="mean", generator=noise_generator,
@@ -126,21 +158,23 @@ class _Stepper:
             for p in self.model.parameters():
                 if p.requires_grad:
                     p.grad = torch.zeros_like(p)
+        elif isinstance(self.model, ClippedSumModule):
+            self.model.clipped_sum(losses)
         elif self.plan.private:
             with warnings.catch_warnings():
                 # Opacus' hooks fire on module outputs when inputs need no gradient: harmless.
                 warnings.filterwarnings("ignore", message="Full backward hook is firing")
-                losses.sum().backward(retain_graph=True)  # per-example norms only
-                self.optimizer.zero_grad(set_to_none=True)
-                clip_factors = self.model.get_clipping_coef().to(losses.device)
-                self.model.disable_hooks()
-                (clip_factors * losses).sum().backward()  # the sum of clipped gradients
-                self.model.enable_hooks()
+                DPTensorFastGradientClipping(self.model, self.optimizer, losses,
+                                             loss_reduction="sum").backward()
         else:
             losses.mean().backward()
         self.optimizer.step()
 
     def unwrap(self) -> torch.nn.Module:
+        if isinstance(self.model, ClippedSumModule):
+            self.optimizer.zero_grad(set_to_none=True)
+            self.model.remove_hooks()
+            return self.model.module
         if isinstance(self.model, GradSampleModuleFastGradientClipping):
             self.optimizer.zero_grad(set_to_none=True)
             self.model._close()

@@ -31,10 +31,14 @@ from opacus.optimizers import DistributedDPOptimizerFastGradientClipping
 
 from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.sampling import make_batch_sampler
-from skdpgraph.training import (ExampleSet, LossFn, TrainingResult, _diverged, _make_optimizer,
-                                _run_steps, _Stepper)
+from skdpgraph.training import (ExampleSet, _InPlaceAccumulation, LossFn, TrainingResult,
+                                _diverged, _make_optimizer, _run_steps, _Stepper)
 
 __all__ = ["train_dpsgd_distributed"]
+
+
+class _DistributedDPOptimizer(_InPlaceAccumulation, DistributedDPOptimizerFastGradientClipping):
+    """Opacus' distributed optimiser with :class:`~skdpgraph.training._InPlaceAccumulation`."""
 
 
 class _ShardSampler:
@@ -70,7 +74,7 @@ class _DistributedStepper(_Stepper):
         # Opacus divides each rank's (noisy) sum by expected_batch_size, then the all-reduced
         # sum by world_size: per-rank B / world_size makes it (sum + noise) / B.
         plan, world_size = self.plan, self.sampler.world_size
-        return DistributedDPOptimizerFastGradientClipping(
+        return _DistributedDPOptimizer(
             optimizer, noise_multiplier=plan.noise_multiplier * plan.sensitivity,
             max_grad_norm=plan.max_grad_norm, expected_batch_size=plan.batch_size / world_size,
             loss_reduction="mean", generator=noise_generator)

@@ -133,7 +133,8 @@ class DPSGDPlan:
     @functools.cached_property
     def _step_rdp(self) -> np.ndarray:
         try:
-            return compute_rdp(self.dp_event(1), relation=self.relation)
+            return _one_step_rdp(self.sampling, self.num_examples, self.batch_size,
+                                 self.noise_multiplier)
         except (ArithmeticError, ValueError) as exc:  # e.g. overflow at absurd multipliers
             raise PrivacyBudgetError(
                 f"DP-SGD plan: the accountant cannot evaluate noise_multiplier="
@@ -152,6 +153,20 @@ class DPSGDPlan:
         if steps == 0:
             return 0.0
         return epsilon_from_rdp(steps * self._step_rdp, delta)
+
+
+@functools.lru_cache(maxsize=1024)
+def _one_step_rdp(sampling: str, num_examples: int, batch_size: int,
+                  noise_multiplier: float) -> np.ndarray:
+    """One step's RDP curve (read-only), shared by every plan with these settings.
+
+    Calibration evaluates the multiplier it returns; the plan's check before training and
+    its running epsilon then ask for the same curve, which costs seconds to recompute.
+    """
+    plan = DPSGDPlan(sampling, num_examples, batch_size, 1, noise_multiplier, 1.0)
+    rdp = compute_rdp(plan.dp_event(1), relation=plan.relation)
+    rdp.flags.writeable = False
+    return rdp
 
 
 def steps_for_epochs(epochs: int, num_examples: int, batch_size: int) -> int:

@@ -1,0 +1,227 @@
+"""DP-SGD overhead: each estimator's private fit time over its non-private fit, in one run.
+
+Example (from the repository root)::
+
+    python benchmarks/overhead.py --dataset amazon_computers --repeats 2 --profile
+
+For every estimator the private fit (``--epsilon``, default 8) and the non-private fit
+(``epsilon=inf``) use the estimator's defaults, the same seed and so the same schedule:
+the same number of DP-SGD steps over the same batches (both draw them from the
+``"batches"`` stream of the same seed; ``epsilon=inf`` runs the same loop without
+clipping or noise). ``validation_fraction`` is set to None for both, because ``"auto"``
+holds out nodes (and selects epochs) only where the labels are public, which would give
+the two fits different schedules. The fits alternate (private, non-private, non-private,
+private, ...) after one untimed warm-up of each, so drifting machine load hits both alike.
+
+Besides the whole fit, the time spent inside ``train_dpsgd`` (the DP-SGD loop, every
+stage) is recorded, and each record says how many steps the loop took, so the two fits'
+schedules can be checked to match. ``--profile`` adds a cProfile breakdown (top functions
+by cumulative and own time) of one private DP-MLP fit. Target (issue 15): every private
+fit at most 1.3x the non-private one. RGNN is not here: it trains without DP-SGD (its
+privacy is local, spent before training).
+"""
+
+import argparse
+import contextlib
+import cProfile
+import io
+import json
+import math
+import pstats
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # run.py and registry.py
+sys.path.insert(1, str(HERE.parent))  # benchmark this checkout
+
+import run as runner  # noqa: E402
+
+DEFAULT_ESTIMATORS = ["dpmlp", "gap-edp", "gap-ndp", "progap-edp", "progap-ndp", "drw", "fdp"]
+TARGET_RATIO = 1.3
+#: Estimator modules that call ``train_dpsgd``; the loop time is measured by wrapping it there.
+LOOP_MODULES = ["skdpgraph.estimators._dpmlp", "skdpgraph.estimators._gap",
+                "skdpgraph.estimators._drw", "skdpgraph.estimators._fdp"]
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", required=True, choices=runner.DATASETS)
+    p.add_argument("--split", default="75/10/15", help="as in run.py (seed 0's split)")
+    p.add_argument("--estimators", nargs="+", default=DEFAULT_ESTIMATORS)
+    p.add_argument("--epsilon", type=float, default=8.0)
+    p.add_argument("--repeats", type=int, default=2, help="timed fits of each kind")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--profile", action="store_true",
+                   help="cProfile one private DP-MLP fit and store the top functions")
+    p.add_argument("--data-root", type=Path,
+                   default=runner.REPO_ROOT.parent / "shared" / "datasets")
+    p.add_argument("--out", type=Path, default=None,
+                   help="JSON output (default: benchmarks/results/overhead-DATASET.json)")
+    p.add_argument("--label", default="", help="stored in the JSON (e.g. 'before', 'after')")
+    return p.parse_args(argv)
+
+
+class LoopTimer:
+    """Wraps ``train_dpsgd`` where the estimators call it; adds up its time and steps."""
+
+    def __init__(self):
+        self.seconds, self.steps = 0.0, 0
+
+    def reset(self):
+        self.seconds, self.steps = 0.0, 0
+
+    @contextlib.contextmanager
+    def installed(self):
+        import importlib
+
+        modules = [importlib.import_module(name) for name in LOOP_MODULES]
+        originals = [module.train_dpsgd for module in modules]
+
+        def timed(original):
+            def wrapper(module, examples, loss_fn, plan, **kwargs):
+                start = time.perf_counter()
+                try:
+                    return original(module, examples, loss_fn, plan, **kwargs)
+                finally:
+                    self.seconds += time.perf_counter() - start
+                    self.steps += plan.steps
+            return wrapper
+
+        for module, original in zip(modules, originals):
+            module.train_dpsgd = timed(original)
+        try:
+            yield self
+        finally:
+            for module, original in zip(modules, originals):
+                module.train_dpsgd = original
+
+
+def fit(name, epsilon, seed, ds, train, timer):
+    from registry import ESTIMATORS
+
+    est = ESTIMATORS[name](epsilon, seed)
+    if "validation_fraction" in est.get_params():
+        est.set_params(validation_fraction=None)
+    timer.reset()
+    start = time.perf_counter()
+    est.fit(ds.graph.nodes(train), ds.y[train])
+    seconds = time.perf_counter() - start
+    return {"estimator": name, "epsilon": epsilon, "fit_seconds": seconds,
+            "loop_seconds": timer.seconds, "loop_steps": timer.steps,
+            "epsilon_spent": float(est.epsilon_spent_)}
+
+
+def run(args, ds, train, log, save=lambda records: None):
+    """Every estimator's fits; ``save(records)`` after each estimator (a run cut short keeps
+    what it measured)."""
+    timer = LoopTimer()
+    records = []
+    with timer.installed():
+        for name in args.estimators:
+            for epsilon in (args.epsilon, math.inf):  # warm-up, untimed
+                fit(name, epsilon, args.seed, ds, train, timer)
+            order = [args.epsilon, math.inf]
+            for repeat in range(args.repeats):
+                for epsilon in order:
+                    rec = {**fit(name, epsilon, args.seed, ds, train, timer), "repeat": repeat}
+                    records.append(rec)
+                    log(f"  {name:>11s} eps={runner._num(epsilon):>3s} fit "
+                        f"{rec['fit_seconds']:6.2f}s  loop {rec['loop_seconds']:6.2f}s  "
+                        f"steps {rec['loop_steps']}")
+                order.reverse()
+            save(records)
+    return records
+
+
+def summarize(records, epsilon):
+    import numpy as np
+
+    rows = []
+    for name in dict.fromkeys(r["estimator"] for r in records):
+        private = [r for r in records if r["estimator"] == name and r["epsilon"] == epsilon]
+        public = [r for r in records if r["estimator"] == name and math.isinf(r["epsilon"])]
+        row = {"estimator": name, "repeats": len(private),
+               "same_steps": {r["loop_steps"] for r in private} ==
+               {r["loop_steps"] for r in public}, "loop_steps": private[0]["loop_steps"]}
+        for key in ("fit_seconds", "loop_seconds"):
+            mine = float(np.mean([r[key] for r in private]))
+            base = float(np.mean([r[key] for r in public]))
+            row[f"private_{key}"], row[f"nonprivate_{key}"] = mine, base
+            row[f"{key.split('_')[0]}_ratio"] = mine / base if base else math.nan
+        row["meets_target"] = row["fit_ratio"] <= TARGET_RATIO
+        rows.append(row)
+    return rows
+
+
+def format_table(rows):
+    headers = ["estimator", "steps", "private fit s", "inf fit s", "fit ratio",
+               "private loop s", "inf loop s", "loop ratio", f"<= {TARGET_RATIO}"]
+    lines = [[r["estimator"], str(r["loop_steps"]) + ("" if r["same_steps"] else " (differ!)"),
+              f"{r['private_fit_seconds']:.2f}", f"{r['nonprivate_fit_seconds']:.2f}",
+              f"{r['fit_ratio']:.2f}", f"{r['private_loop_seconds']:.2f}",
+              f"{r['nonprivate_loop_seconds']:.2f}", f"{r['loop_ratio']:.2f}",
+              "yes" if r["meets_target"] else "no"] for r in rows]
+    widths = [max(len(c) for c in col) for col in zip(headers, *lines)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)),
+           "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in lines]
+    return "\n".join(line.rstrip() for line in out)
+
+
+def profile_dpmlp(args, ds, train, top=25):
+    """cProfile one private DP-MLP fit; the top functions by cumulative and by own time."""
+    from registry import ESTIMATORS
+
+    est = ESTIMATORS["dpmlp"](args.epsilon, args.seed).set_params(validation_fraction=None)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    est.fit(ds.graph.nodes(train), ds.y[train])
+    profiler.disable()
+    report = {}
+    for key in ("cumulative", "tottime"):
+        stream = io.StringIO()
+        pstats.Stats(profiler, stream=stream).sort_stats(key).print_stats(top)
+        report[key] = stream.getvalue().splitlines()
+    return report
+
+
+def main(argv=None):
+    import numpy as np
+
+    args = parse_args(argv)
+    runner.set_threads(args.threads)
+    env = runner.environment(args)
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    args.seeds = 1
+    ds, split_name, split_for_seed = runner.load(args)
+    train = np.asarray(split_for_seed(args.seed)["train"])
+    log(f"{args.dataset} ({split_name}, {len(train)} training nodes), eps={args.epsilon} vs "
+        f"inf, {args.repeats} repeats, {args.threads} thread(s)")
+    out = args.out or HERE / "results" / f"overhead-{args.dataset}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    config = {"dataset": args.dataset, "split": split_name, "seed": args.seed,
+              "epsilon": args.epsilon, "repeats": args.repeats, "threads": args.threads,
+              "label": args.label, "params": {"validation_fraction": None}}
+    start = time.perf_counter()
+
+    def save(records, **extra):
+        env["wall_seconds"] = time.perf_counter() - start
+        payload = {"config": config, "environment": env,
+                   "summary": summarize(records, args.epsilon), "records": records, **extra}
+        out.write_text(json.dumps(runner._jsonable(payload), indent=2) + "\n")
+
+    records = run(args, ds, train, log, save)
+    print(format_table(summarize(records, args.epsilon)))
+    if args.profile:
+        profile = profile_dpmlp(args, ds, train)
+        save(records, dpmlp_profile=profile)
+        print("\n".join(profile["tottime"][:45]))
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""The sum of per-example clipped gradients in one backward pass, for ``nn.Linear`` models.
+
+Book-keeping clipping (Bu et al., "Differentially private optimization on large model at
+small cost", ICML 2023). Forward hooks keep every ``nn.Linear``'s input ``a`` (shape
+``(batch, ..., in)``) and output; one backward pass of the summed loss gives the gradient
+``g`` with respect to every output. Example ``i``'s gradient is ``sum_t g_it a_it^T`` for
+the weight (``t`` runs over the positions between the batch and the feature axis) and
+``sum_t g_it`` for the bias, so from ``a`` and ``g`` alone come every example's gradient
+norm over all parameters, its clipping factor ``min(1, C / (norm + 1e-6))`` (Opacus'
+formula) and each parameter's clipped sum ``(c * g)^T a``. The result is the clipped sum
+that Opacus' ghost clipping computes with two backward passes.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["ClippedSumModule"]
+
+
+class ClippedSumModule(nn.Module):
+    """Wraps a module whose trainable parameters all belong to ``nn.Linear`` layers.
+
+    Calling the wrapper runs the module and records each linear layer's input and output
+    (only with gradients enabled); :meth:`clipped_sum` then turns per-example losses of
+    that forward pass into ``p.grad = sum_i c_i grad_i`` for every trainable parameter.
+    Each layer's parameters must be used only through its ``forward``, and every input's
+    first axis must be the batch (one example per row).
+
+    Parameters
+    ----------
+    module : nn.Module
+        The model; :meth:`supports` says whether it qualifies.
+    max_grad_norm : float
+        The clipping threshold ``C`` on each example's gradient norm (all parameters).
+
+    Examples
+    --------
+    >>> import torch
+    >>> model = ClippedSumModule(torch.nn.Linear(3, 1), max_grad_norm=1.0)
+    >>> losses = model(torch.eye(3) * 10).squeeze(-1)
+    >>> model.clipped_sum(losses)
+    >>> [round(v, 4) for v in model.module.weight.grad.flatten().tolist()]
+    [0.995, 0.995, 0.995]
+    """
+
+    def __init__(self, module: nn.Module, max_grad_norm: float) -> None:
+        super().__init__()
+        if not self.supports(module):
+            raise ValueError("ClippedSumModule: every trainable parameter must belong to an "
+                             "nn.Linear layer.")
+        self.module = module
+        self.max_grad_norm = max_grad_norm
+        self._records: list[tuple[nn.Linear, torch.Tensor, torch.Tensor]] = []
+        self._capturing = False
+        self._handles = [layer.register_forward_hook(self._capture)
+                         for layer in module.modules() if _trainable_linear(layer)]
+
+    @staticmethod
+    def supports(module: nn.Module) -> bool:
+        """Whether every trainable parameter of ``module`` belongs to an ``nn.Linear``."""
+        owned = {id(p) for layer in module.modules() if isinstance(layer, nn.Linear)
+                 for p in layer.parameters(recurse=False)}
+        return all(id(p) in owned for p in module.parameters() if p.requires_grad)
+
+    def forward(self, *args, **kwargs):
+        self._capturing = True
+        try:
+            return self.module(*args, **kwargs)
+        finally:
+            self._capturing = False
+
+    def _capture(self, layer: nn.Linear, inputs: tuple, output: torch.Tensor) -> None:
+        if self._capturing and torch.is_grad_enabled() and output.requires_grad:
+            self._records.append((layer, inputs[0].detach(), output))
+
+    def remove_hooks(self) -> None:
+        """Detach the hooks from the wrapped module's layers."""
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        self._records = []
+
+    def clipped_sum(self, losses: torch.Tensor) -> None:
+        """Set ``p.grad`` to the sum of the clipped per-example gradients of ``losses``.
+
+        ``losses`` has shape ``(batch,)`` and comes from the last call of the wrapper
+        (whose records it consumes).
+        """
+        records, self._records = self._records, []
+        batch = losses.shape[0]
+        grads = torch.autograd.grad(losses.sum(), [output for _, _, output in records],
+                                    allow_unused=True)
+        layers: dict[nn.Linear, tuple[list, list]] = {}
+        for (layer, a, _), g in zip(records, grads):
+            if g is None:  # this call's output does not reach the loss
+                continue
+            if a.shape[0] != batch:
+                raise ValueError(f"ClippedSumModule: a linear layer's input has {a.shape[0]} "
+                                 f"rows where the batch has {batch}; the batch must come first.")
+            inputs, backprops = layers.setdefault(layer, ([], []))
+            inputs.append(a.reshape(batch, -1, a.shape[-1]))
+            backprops.append(g.reshape(batch, -1, g.shape[-1]))
+        # A layer called several times in one forward pass: its calls' positions add up.
+        layers = {layer: (_join(a), _join(g)) for layer, (a, g) in layers.items()}
+        squared = losses.new_zeros(batch)
+        for layer, (a, g) in layers.items():
+            squared = squared + _squared_norms(layer, a, g)
+        factors = (self.max_grad_norm / (squared.sqrt() + 1e-6)).clamp(max=1.0)
+        for layer, (a, g) in layers.items():
+            g = g * factors.to(g.dtype)[:, None, None]
+            if layer.weight.requires_grad:
+                layer.weight.grad = g.reshape(-1, g.shape[-1]).T @ a.reshape(-1, a.shape[-1])
+            if layer.bias is not None and layer.bias.requires_grad:
+                layer.bias.grad = g.sum((0, 1))
+        for p in self.module.parameters():
+            if p.requires_grad and p.grad is None:  # unused in this forward pass
+                p.grad = torch.zeros_like(p)
+
+
+def _join(parts: list[torch.Tensor]) -> torch.Tensor:
+    return parts[0] if len(parts) == 1 else torch.cat(parts, 1)  # cat would copy even one
+
+
+def _trainable_linear(layer: nn.Module) -> bool:
+    return isinstance(layer, nn.Linear) and any(
+        p.requires_grad for p in layer.parameters(recurse=False))
+
+
+def _squared_norms(layer: nn.Linear, a: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """Each example's squared gradient norm over ``layer``'s trainable parameters.
+
+    ``a``: ``(batch, T, in)``, ``g``: ``(batch, T, out)``. For the weight, with one
+    position the norm factorises (``|a| |g|``); with more, the cheaper of the Gram-matrix
+    form ``sum_{t,s} (a_t . a_s)(g_t . g_s)`` and the explicit per-example gradient.
+    """
+    squared = a.new_zeros(a.shape[0], dtype=g.dtype)
+    positions, d_in, d_out = a.shape[1], a.shape[2], g.shape[2]
+    if layer.weight.requires_grad:
+        if positions == 1:
+            squared = squared + a[:, 0].square().sum(-1).to(g.dtype) * g[:, 0].square().sum(-1)
+        elif positions * (d_in + d_out) <= d_in * d_out:
+            a = a.to(g.dtype)
+            squared = squared + ((a @ a.transpose(1, 2)) * (g @ g.transpose(1, 2))).sum((1, 2))
+        else:
+            squared = squared + torch.einsum("bto,bti->boi", g, a.to(g.dtype)).square().sum(
+                (1, 2))
+    if layer.bias is not None and layer.bias.requires_grad:
+        squared = squared + g.sum(1).square().sum(-1)
+    return squared
