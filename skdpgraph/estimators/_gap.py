@@ -147,7 +147,8 @@ class GAPClassifier(BaseDPClassifier):
         **{name: [Interval(Integral, 1, None, closed="left")]
            for name in ("encoder_layers", "max_degree")},
         **{name: [Interval(Integral, 1, None, closed="left"), None]
-           for name in ("hops", "hidden_dim", "epochs", "encoder_epochs", "batch_size", "max_in_degree")},
+           for name in ("hops", "hidden_dim", "epochs", "encoder_epochs", "batch_size",
+                        "max_in_degree")},
         "dropout": [Interval(Real, 0, 1, closed="left"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
                                 None],

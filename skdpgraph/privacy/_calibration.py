@@ -121,7 +121,8 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
             break
         width = math.log(high / low)
         guess = _log_interpolate(low, eps_low, high, eps_high, goal)
-        if guess is None or not low * math.exp(0.05 * width) < guess < high * math.exp(-0.05 * width):
+        margin = math.exp(0.05 * width)
+        if guess is None or not low * margin < guess < high / margin:
             guess = math.sqrt(low * high)
         eps_guess = evaluate(guess)
         if eps_guess <= target_epsilon:

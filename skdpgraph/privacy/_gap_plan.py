@@ -69,8 +69,9 @@ class GAPPlan:
         Node level: in-degree bound D_in; None leaves in-degree unbounded (and each
         node's own aggregation rows uncovered).
     progressive : bool, default=False
-        ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024): K + 1 stages, each trained on the noisy aggregations released so
-        far, each of the first K aggregating its own embedding once. ``encoder`` is then
+        ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024): K + 1 stages, each trained on the
+        noisy aggregations released so far, each of the first K aggregating its own
+        embedding once. ``encoder`` is then
         the run of each of those K stages and ``classifier`` the run of the last one;
         the K one-hop Gaussians compose exactly as GAP's K hops.
     """
@@ -170,10 +171,10 @@ class GAPPlan:
     @functools.cached_property
     def _curves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """RDP of one encoder step, of the K Gaussians, of one classifier step."""
-        encoder = compute_rdp(self.encoder.dp_event(1))
-        same = self.classifier.sample_rate == self.encoder.sample_rate  # same step: one curve
-        return (encoder, compute_rdp(gaussian_event(self.noise_multiplier, self.hops)),
-                encoder if same else compute_rdp(self.classifier.dp_event(1)))
+        # The one-step DP-SGD curves are cached across plans (calibration, then the check).
+        return (self.encoder._step_rdp,
+                compute_rdp(gaussian_event(self.noise_multiplier, self.hops)),
+                self.classifier._step_rdp)
 
     @property
     def encoder_runs(self) -> int:
