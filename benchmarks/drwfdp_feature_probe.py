@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO_ROOT))
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 import torch  # noqa: E402
+from sweep import emit_record  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 
 def spectral_embedding(adjacency, k):
@@ -90,14 +91,10 @@ def main(argv=None):
             est = cls(epsilon=args.epsilon, random_state=seed, **params)
             est.fit(graph.nodes(train), ds.y[train])
             accuracies.append(100 * est.score(graph.nodes(test), ds.y[test]))
-        line = json.dumps({"dataset": "cora", "split": "public", "epsilon": args.epsilon,
-                           "estimator": cls.__name__, "config": config,
-                           "mean": float(np.mean(accuracies)), "std": float(np.std(accuracies)),
-                           "accuracies": accuracies, "script": "drwfdp_feature_probe.py"})
-        print(line, flush=True)
-        if args.out is not None:
-            with open(args.out, "a") as out:
-                out.write(line + "\n")
+        emit_record({"dataset": "cora", "split": "public", "epsilon": args.epsilon,
+                     "estimator": cls.__name__, "config": config,
+                     "mean": float(np.mean(accuracies)), "std": float(np.std(accuracies)),
+                     "accuracies": accuracies, "script": "drwfdp_feature_probe.py"}, args.out)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ one torch thread.
 """
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from sweep import emit_record  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,13 +65,9 @@ def main(argv=None):
     dataset = load_dataset(args.dataset, args.data_root)
     for scale in args.scale:
         accuracies = accuracy_at_scale(dataset, scale, args.seeds, args.epsilon)
-        line = json.dumps({"dataset": args.dataset, "epsilon": args.epsilon,
-                           "pma_noise_scale": scale, "mean": float(np.mean(accuracies)),
-                           "accuracies": accuracies, "private": scale >= 1.0})
-        print(line, flush=True)
-        if args.out is not None:
-            with open(args.out, "a") as out:
-                out.write(line + "\n")
+        emit_record({"dataset": args.dataset, "epsilon": args.epsilon,
+                     "pma_noise_scale": scale, "mean": float(np.mean(accuracies)),
+                     "accuracies": accuracies, "private": scale >= 1.0}, args.out)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,15 @@ def run(dataset, epsilon: float, seeds: int, config: dict, fit_on: str,
             "accuracies": accuracies, "fit_seconds": float(np.mean(seconds))}
 
 
+def emit_record(record: dict, out: Path | None) -> None:
+    """Print ``record`` as one JSON line and append it to ``out`` (if given)."""
+    line = json.dumps(record)
+    print(line, flush=True)
+    if out is not None:
+        with open(out, "a") as file:
+            file.write(line + "\n")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True)
@@ -83,11 +92,7 @@ def main(argv=None):
     for config in args.config or [{}]:
         record = {"dataset": args.dataset, **run(dataset, args.epsilon, args.seeds, config,
                                                  args.fit_on, args.split)}
-        line = json.dumps(record)
-        print(line, flush=True)
-        if args.out is not None:
-            with open(args.out, "a") as out:
-                out.write(line + "\n")
+        emit_record(record, args.out)
 
 
 if __name__ == "__main__":
