@@ -100,27 +100,35 @@ class ClippedSumModule(nn.Module):
                 raise ValueError(f"ClippedSumModule: a linear layer's input has {a.shape[0]} "
                                  f"rows where the batch has {batch}; the batch must come first.")
             inputs, backprops = layers.setdefault(layer, ([], []))
-            inputs.append(a.reshape(batch, -1, a.shape[-1]))
-            backprops.append(g.reshape(batch, -1, g.shape[-1]))
+            inputs.append(a)
+            backprops.append(g)
         # A layer called several times in one forward pass: its calls' positions add up.
-        layers = {layer: (_join(a), _join(g)) for layer, (a, g) in layers.items()}
-        squared = losses.new_zeros(batch)
+        layers = {layer: _join(a, g) for layer, (a, g) in layers.items()}
+        squared = sum(_squared_norms(layer, a, g) for layer, (a, g) in layers.items())
+        if isinstance(squared, int):  # no layer reached the loss
+            squared = losses.new_zeros(batch)
+        factors = (self.max_grad_norm / (squared.sqrt() + 1e-6)).clamp_(max=1.0)
         for layer, (a, g) in layers.items():
-            squared = squared + _squared_norms(layer, a, g)
-        factors = (self.max_grad_norm / (squared.sqrt() + 1e-6)).clamp(max=1.0)
-        for layer, (a, g) in layers.items():
-            g = g * factors.to(g.dtype)[:, None, None]
+            g = g * factors.to(g.dtype).view(-1, *([1] * (g.dim() - 1)))
+            g2, a2 = g.reshape(-1, g.shape[-1]), a.reshape(-1, a.shape[-1])
             if layer.weight.requires_grad:
-                layer.weight.grad = g.reshape(-1, g.shape[-1]).T @ a.reshape(-1, a.shape[-1])
+                layer.weight.grad = g2.T @ a2.to(g.dtype)
             if layer.bias is not None and layer.bias.requires_grad:
-                layer.bias.grad = g.sum((0, 1))
+                layer.bias.grad = g2.sum(0)
         for p in self.module.parameters():
             if p.requires_grad and p.grad is None:  # unused in this forward pass
                 p.grad = torch.zeros_like(p)
 
 
-def _join(parts: list[torch.Tensor]) -> torch.Tensor:
-    return parts[0] if len(parts) == 1 else torch.cat(parts, 1)  # cat would copy even one
+def _join(inputs: list[torch.Tensor],
+          backprops: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """One layer's inputs and output gradients: as recorded for a single call (2-D when
+    the call had no positions), else every call's ``(batch, T, features)`` concatenated."""
+    if len(inputs) == 1:
+        return inputs[0], backprops[0]
+    batch = inputs[0].shape[0]
+    return (torch.cat([a.reshape(batch, -1, a.shape[-1]) for a in inputs], 1),
+            torch.cat([g.reshape(batch, -1, g.shape[-1]) for g in backprops], 1))
 
 
 def _trainable_linear(layer: nn.Module) -> bool:
@@ -131,21 +139,28 @@ def _trainable_linear(layer: nn.Module) -> bool:
 def _squared_norms(layer: nn.Linear, a: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     """Each example's squared gradient norm over ``layer``'s trainable parameters.
 
-    ``a``: ``(batch, T, in)``, ``g``: ``(batch, T, out)``. For the weight, with one
-    position the norm factorises (``|a| |g|``); with more, the cheaper of the Gram-matrix
-    form ``sum_{t,s} (a_t . a_s)(g_t . g_s)`` and the explicit per-example gradient.
+    ``a``: ``(batch, in)`` or ``(batch, ..., in)``, ``g`` likewise with ``out``. For the
+    weight, with one position the norm factorises (``|a| |g|``); with more, the cheaper of
+    the Gram-matrix form ``sum_{t,s} (a_t . a_s)(g_t . g_s)`` and the explicit per-example
+    gradient.
     """
-    squared = a.new_zeros(a.shape[0], dtype=g.dtype)
+    weight, bias = layer.weight.requires_grad, layer.bias is not None and layer.bias.requires_grad
+    if a.dim() == 2:
+        g_squared = g.square().sum(-1)
+        if weight and bias:
+            return (a.square().sum(-1).to(g.dtype) + 1.0) * g_squared
+        return a.square().sum(-1).to(g.dtype) * g_squared if weight else g_squared
+    batch = a.shape[0]
+    a, g = a.reshape(batch, -1, a.shape[-1]).to(g.dtype), g.reshape(batch, -1, g.shape[-1])
+    squared = g.new_zeros(batch)
     positions, d_in, d_out = a.shape[1], a.shape[2], g.shape[2]
-    if layer.weight.requires_grad:
+    if weight:
         if positions == 1:
-            squared = squared + a[:, 0].square().sum(-1).to(g.dtype) * g[:, 0].square().sum(-1)
+            squared = squared + a[:, 0].square().sum(-1) * g[:, 0].square().sum(-1)
         elif positions * (d_in + d_out) <= d_in * d_out:
-            a = a.to(g.dtype)
             squared = squared + ((a @ a.transpose(1, 2)) * (g @ g.transpose(1, 2))).sum((1, 2))
         else:
-            squared = squared + torch.einsum("bto,bti->boi", g, a.to(g.dtype)).square().sum(
-                (1, 2))
-    if layer.bias is not None and layer.bias.requires_grad:
+            squared = squared + torch.einsum("bto,bti->boi", g, a).square().sum((1, 2))
+    if bias:
         squared = squared + g.sum(1).square().sum(-1)
     return squared

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from opacus.grad_sample import GradSampleModuleFastGradientClipping
 from opacus.optimizers import DPOptimizerFastGradientClipping
+from opacus.optimizers.optimizer import _check_processed_flag, _mark_as_processed
 from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
 from torch import nn
 
@@ -110,7 +111,35 @@ class _InPlaceAccumulation:
 
 
 class _DPOptimizer(_InPlaceAccumulation, DPOptimizerFastGradientClipping):
-    """Opacus' ``DPOptimizerFastGradientClipping`` with :class:`_InPlaceAccumulation`."""
+    """Opacus' ``DPOptimizerFastGradientClipping`` with :class:`_InPlaceAccumulation`, and
+    every parameter's noise drawn in one call.
+
+    Opacus draws each parameter's Gaussian separately (after allocating a tensor of zeros
+    for it), then divides each gradient by the expected batch size in a second pass. Here
+    one ``randn`` covers all parameters (the same distribution: independent
+    :math:`N(0, \\sigma^2 C^2)` coordinates from the noise generator, in parameter order),
+    and the noisy sum is divided in the same pass. Only for one process: the distributed
+    optimiser keeps Opacus' rank-0 noise.
+    """
+
+    def add_noise(self) -> None:
+        sums = [p.summed_grad for p in self.params]
+        if len({(s.dtype, s.device) for s in sums}) != 1:
+            super().add_noise()
+            super().scale_grad()
+            return
+        std = self.noise_multiplier * self.max_grad_norm
+        divisor = (self.expected_batch_size * self.accumulated_iterations
+                   if self.loss_reduction == "mean" else 1.0)
+        noise = torch.randn(sum(s.numel() for s in sums), generator=self.generator,
+                            dtype=sums[0].dtype, device=sums[0].device)
+        for p, summed, part in zip(self.params, sums, noise.split([s.numel() for s in sums])):
+            _check_processed_flag(summed)
+            p.grad = torch.add(summed, part.view_as(summed), alpha=std).div_(divisor).view_as(p)
+            _mark_as_processed(summed)
+
+    def scale_grad(self) -> None:
+        """Nothing: :meth:`add_noise` has divided by the expected batch size already."""
 
 
 class _Stepper:

@@ -46,8 +46,9 @@ def test_private_step_equals_clipped_sum_plus_noise_over_batch():
         grads.append(flat * min(1.0, 0.1 / (flat.norm() + 1e-6)))
     clipped_sum = torch.stack(grads).sum(0)
     noise_gen = torch.Generator().manual_seed(2)
-    noise = torch.cat([torch.normal(0, 0.5 * 2.0 * 0.1, p.shape, generator=noise_gen).flatten()
-                       for p in reference.parameters()])
+    # One draw for all parameters, in parameter order, of std noise_multiplier * sens * C.
+    noise = torch.randn(sum(p.numel() for p in reference.parameters()),
+                        generator=noise_gen) * (0.5 * 2.0 * 0.1)
     expected = torch.cat([b.flatten() for b in before]) - (clipped_sum + noise) / 8
     after = torch.cat([p.detach().flatten() for p in module.parameters()])
     torch.testing.assert_close(after, expected, atol=1e-5, rtol=1e-4)
@@ -140,8 +141,8 @@ def test_clipping_is_per_subgraph_for_dense_gnns():
         assert flat.norm() > 0.05  # every example is actually clipped
         clipped.append(flat * 0.05 / (flat.norm() + 1e-6))
     noise_gen = torch.Generator().manual_seed(2)
-    noise = torch.cat([torch.normal(0, 1e-3 * 2.0 * 0.05, p.shape, generator=noise_gen).flatten()
-                       for p in reference.parameters()])
+    noise = torch.randn(sum(p.numel() for p in reference.parameters()),
+                        generator=noise_gen) * (1e-3 * 2.0 * 0.05)
     before = torch.cat([p.detach().flatten() for p in reference.parameters()])
     after = torch.cat([p.detach().flatten() for p in module.parameters()])
     torch.testing.assert_close(after, before - (torch.stack(clipped).sum(0) + noise) / 6,
