@@ -8,10 +8,10 @@ For every estimator (default settings, ``epsilon=8`` and ``epsilon=inf``) the an
 model a PyG user would write for the same task, of the same width and epochs, fitted on the
 same training nodes in the same process with the same threads:
 
-- GAP, DRW, FDP: a GCN, full batch: ``L`` ``GCNConv`` layers of the estimator's width with
-  ReLU (``L`` = GAP's ``hops``, DRW's ``num_layers``, FDP's one hop), a linear classifier,
-  cross-entropy on the training nodes over the whole graph, Adam, the estimator's epochs
-  (one step each);
+- GAP, ProGAP, DRW, FDP, RGNN: a GCN, full batch: ``L`` ``GCNConv`` layers of the
+  estimator's width with ReLU (``L`` = GAP's and ProGAP's resolved ``hops``, DRW's and
+  RGNN's ``num_layers``, FDP's one hop), a linear classifier, cross-entropy on the training
+  nodes over the whole graph, Adam, the estimator's (classifier's) epochs, one step each;
 - DP-MLP: an MLP of the same width and depth, Adam, the estimator's epochs in shuffled
   batches of its ``batch_size`` (the same number of steps).
 
@@ -33,14 +33,27 @@ sys.path.insert(1, str(HERE.parent))  # benchmark this checkout
 
 import run as runner  # noqa: E402
 
+
+def _gap_like(est):
+    """GAP and ProGAP: ``hops`` GCN layers of the resolved width; the classifier's epochs
+    (ProGAP: the last stage's), defaults resolved as the estimator does (``hops``, width
+    and epochs depend on the privacy level)."""
+    node = est.privacy_level == "node"
+    return dict(layers=est._hops, hidden=est._width, epochs=est.epochs or (10 if node else 100))
+
+
 #: estimator name in registry.py -> (anchor kind, its settings from the estimator's defaults,
 #: the issue's target ratio).
 ANCHORS = {
-    "gap-edp": ("gcn", lambda est: dict(layers=est.hops, hidden=est._width,  # None: 64 here
-                                        epochs=est.epochs or 100), 1.2),
+    "gap-edp": ("gcn", _gap_like, 1.2),
+    "gap-ndp": ("gcn", _gap_like, 2.0),
+    "progap-edp": ("gcn", _gap_like, 2.0),
+    "progap-ndp": ("gcn", _gap_like, 2.0),
     "drw": ("gcn", lambda est: dict(layers=est.num_layers, hidden=est.hidden_dim,
                                     epochs=est.epochs), 2.0),
     "fdp": ("gcn", lambda est: dict(layers=1, hidden=est.hidden_dim, epochs=est.epochs), 2.0),
+    "rgnn": ("gcn", lambda est: dict(layers=est.num_layers, hidden=est.hidden_dim,
+                                     epochs=est.epochs), 2.0),
     "dpmlp": ("mlp", lambda est: dict(layers=est.num_layers, hidden=est.hidden_dim,
                                       epochs=est.epochs, batch_size=est.batch_size), 2.0),
 }

@@ -4,11 +4,14 @@ One table per dataset and split: a row per estimator, a column per budget, each 
 test accuracy (%) ± its standard deviation over the seeds. Budgets an estimator was not run at
 are left empty. The docs include the file this writes::
 
-    python benchmarks/run.py --dataset cora --split public --epsilons 1 2 4 8 inf --seeds 2 \\
-        --estimators dpmlp gap-edp progap-edp gap-ndp drw fdp rgnn \\
-        --param rgnn.feature_group_size=25 --out benchmarks/results/cora-public-privacy-utility.json
-    python benchmarks/utility_table.py benchmarks/results/*privacy-utility*.json \\
+    python benchmarks/run.py --dataset cora --split public --epsilons 1 2 4 8 inf --seeds 1 \\
+        --no-warmup --estimators gap-edp --out benchmarks/results/utility/cora-gap-edp.json
+    python benchmarks/utility_table.py benchmarks/results/utility/*.json \\
         --out doc/user_guide/privacy_utility_tables.inc
+
+One file per dataset and estimator (a run cut short keeps every finished estimator); the
+files of one dataset and split make one table. ``benchmarks/privacy_utility.sh`` runs every
+estimator on every shared dataset.
 """
 
 import argparse
@@ -45,15 +48,38 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def merge(results: list[dict]) -> list[tuple[list[str], dict]]:
+    """Group results by (dataset, split): ``[(file names, merged result), ...]``.
+
+    Runs of one estimator each (``benchmarks/results/utility/DATASET-ESTIMATOR.json``) become
+    one table; their seed counts must agree, else the merged caption would mislead.
+    """
+    groups: dict[tuple, tuple[list[str], dict]] = {}
+    for name, result in results:
+        config = result.get("config", {})
+        key = (config.get("dataset"), config.get("split"))
+        if key not in groups:
+            groups[key] = ([], {"config": dict(config), "summary": []})
+        names, merged = groups[key]
+        if merged["config"].get("seeds") != config.get("seeds"):
+            raise SystemExit(f"{name}: {config.get('seeds')} seeds where the other files of "
+                             f"{key[0]} ({key[1]}) have {merged['config'].get('seeds')}")
+        names.append(name)
+        merged["summary"] += result["summary"]
+    return list(groups.values())
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, default=None, help="write here (default: print)")
     args = parser.parse_args(argv)
+    results = [(path.name, json.loads(path.read_text())) for path in args.files]
     parts = []
-    for path in args.files:
-        result = json.loads(path.read_text())
-        parts.append(f"From ``benchmarks/results/{path.name}``.\n\n{table(result)}\n")
+    for names, result in merge(results):
+        source = (f"``benchmarks/results/{names[0]}``" if len(names) == 1
+                  else "``" + "``, ``".join(names) + "`` in ``benchmarks/results/utility/``")
+        parts.append(f"From {source}.\n\n{table(result)}\n")
     text = "\n".join(parts)
     if args.out is None:
         print(text)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Every estimator, with its defaults, on every shared dataset at epsilon 1, 2, 4, 8 and inf:
+# the privacy-utility tables of the docs. One JSON file per dataset and estimator under
+# benchmarks/results/utility/ (files already there are kept, so a cut run resumes), then
+#     python benchmarks/utility_table.py benchmarks/results/utility/*.json \
+#         --out doc/user_guide/privacy_utility_tables.inc
+# Usage (from the repository root): SEEDS=5 bash benchmarks/privacy_utility.sh
+set -u
+SEEDS=${SEEDS:-1}
+OUT=benchmarks/results/utility
+mkdir -p "$OUT"
+for spec in "amazon_computers 75/10/15" "amazon_photo 75/10/15" "cora public" \
+            "facebook 75/10/15" "coauthor_cs 75/10/15"; do
+  set -- $spec
+  dataset=$1 split=$2
+  for estimator in dpmlp gap-edp progap-edp gap-ndp progap-ndp drw fdp rgnn; do
+    out="$OUT/$dataset-$estimator.json"
+    [ -f "$out" ] && continue
+    extra=()  # RGNN's feature groups where the features are many binary ones (see registry.py)
+    [ "$dataset" = cora ] && extra=(--param rgnn.feature_group_size=25)
+    [ "$dataset" = facebook ] && extra=(--param rgnn.feature_group_size=100)
+    echo "== $(date +%T) $dataset $estimator"
+    python benchmarks/run.py --dataset "$dataset" --split "$split" --epsilons 1 2 4 8 inf \
+      --seeds "$SEEDS" --no-warmup --estimators "$estimator" "${extra[@]}" --out "$out"
+  done
+done
