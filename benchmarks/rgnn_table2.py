@@ -93,6 +93,8 @@ def main():
     p.add_argument("--label-loss", choices=["auto", "forward", "reconstructed"], default="auto",
                    help="RGNN's label_loss (default: auto, the estimator's default; "
                         "reconstructed: the paper's Algorithm 2)")
+    p.add_argument("--ensemble-size", type=int, default=3,
+                   help="RGNN's ensemble_size (default: 3, the estimator's default)")
     args = p.parse_args()
     torch.set_num_threads(1)
     ds = load_dataset(args.dataset, args.data_root)
@@ -119,7 +121,8 @@ def main():
                           **protocol)
             rgnn = RGNNClassifier(n_clusters=args.n_clusters, llp_weight=args.llp_weight,
                                   feature_hops=args.hops, label_hops=args.hops,
-                                  label_loss=args.label_loss, **common)
+                                  label_loss=args.label_loss,
+                                  ensemble_size=args.ensemble_size, **common)
             rows.setdefault(f"RGNN eps_y={eps_y:g}", []).append(
                 fit_score(rgnn, ds, split, labelled))
             if not args.rgnn_only:

@@ -13,8 +13,8 @@ from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn._gap import (GAPClassificationModule, GAPEncoder, embed_nodes,
-                               hop_inputs)
+from skdpgraph.nn._gap import (GAPClassificationModule, GAPEncoder, class_probabilities,
+                               embed_nodes, hop_inputs, with_known_labels)
 from skdpgraph.privacy import GAPPlan, plan_gap
 from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
@@ -63,6 +63,15 @@ class GAPClassifier(BaseDPClassifier):
     combine : {"cat", "sum", "max"}, default="cat"
         How the own embedding and the aggregations are combined: concatenation
         (row-normalised), sum or element-wise maximum. It does not change the accountant.
+    aggregate : {"auto", "embeddings", "labels"}, default="auto"
+        What PMA sums over each node's in-neighbours. ``"embeddings"``: the encoder's
+        embeddings (the GAP paper). ``"labels"``: each node's class probabilities from the
+        encoder, with the fitted nodes' one-hot labels in place of theirs: a noisy label
+        propagation over as many coordinates as classes instead of ``hidden_dim``, so the
+        same noise disturbs fewer of them. Only where the labels are public (edge level, or
+        ``epsilon=inf``); ``predict`` on another graph aggregates probabilities alone (its
+        labels are unknown). ``"auto"``: ``"labels"`` where allowed, else
+        ``"embeddings"``. It does not change the accountant: every summed row has norm 1.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
         Activation of every network. It does not change the accountant.
     epochs : int, default=None
@@ -143,6 +152,7 @@ class GAPClassifier(BaseDPClassifier):
         **DPSGD_CONSTRAINTS,
         **{name: [StrOptions(values)] for name, values in (
             ("privacy_level", {"edge", "node"}), ("combine", {"cat", "sum", "max"}),
+            ("aggregate", {"auto", "embeddings", "labels"}),
             ("activation", {"relu", "selu", "tanh", "elu", "gelu"}))},
         **{name: [Interval(Integral, 1, None, closed="left")]
            for name in ("encoder_layers", "max_degree")},
@@ -155,7 +165,8 @@ class GAPClassifier(BaseDPClassifier):
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, privacy_level="edge", hops=None,
-                 hidden_dim=None, encoder_layers=2, combine="cat", activation="selu",
+                 hidden_dim=None, encoder_layers=2, combine="cat", aggregate="auto",
+                 activation="selu",
                  epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=30,
                  max_in_degree=None, max_grad_norm=1.0, dropout=None,
                  validation_fraction="auto", random_state=None, device="auto", verbose=False):
@@ -172,6 +183,36 @@ class GAPClassifier(BaseDPClassifier):
     _dropout = property(lambda self: (0.0 if self._node_unit else 0.5) if self.dropout is None
                         else self.dropout)
     _training_size_public = _node_unit  # only node level's sampling rate and noise depend on n
+
+    @property
+    def _aggregates_labels(self) -> bool:
+        return self.aggregate == "labels" or (self.aggregate == "auto" and self._labels_public())
+
+    def _input_width(self, num_classes: int) -> int:
+        """Width of the classifier's input rows (:func:`~skdpgraph.nn._gap.stack_hops`)."""
+        return max(self._width, num_classes) if self._aggregates_labels else self._width
+
+    def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
+        if self.aggregate == "labels" and not self._labels_public():
+            raise ValueError(
+                f"{type(self).__name__}: aggregate='labels' sums the training labels over "
+                f"neighbourhoods, but privacy_level={self.privacy_level!r} with epsilon="
+                f"{self.epsilon:g} protects them; use aggregate='auto' or 'embeddings' (labels "
+                "are public at edge level and with epsilon=inf).")
+
+    def _known_labels(self, nodes: Nodes, y: np.ndarray):
+        """``(index, labels)`` of the fitted nodes for :func:`with_known_labels`, or None."""
+        if not self._aggregates_labels:
+            return None
+        return (torch.from_numpy(np.array(nodes.index, dtype=np.int64)),
+                torch.from_numpy(np.array(y, dtype=np.int64)))
+
+    def _aggregated_rows(self, module, graph: Graph, labelled=None) -> torch.Tensor:
+        """What PMA sums (before its row normalisation): ``module``'s embeddings, or its class
+        probabilities with the ``labelled`` nodes' labels in place (``aggregate``)."""
+        if not self._aggregates_labels:
+            return embed_nodes(module, graph)
+        return with_known_labels(class_probabilities(module, graph), labelled)
 
     def _protected_units(self, nodes: Nodes) -> int:  # every node, or the edges (1 if none)
         g = nodes.graph
@@ -198,12 +239,13 @@ class GAPClassifier(BaseDPClassifier):
                                activation=self.activation, dropout=self._dropout),
             plan, "encoder", lambda part: torch.from_numpy(np.asarray(part)), nodes, y, held,
             streams)
-        aggregations = self._aggregate(graph, streams)
+        aggregations = self._aggregate(graph, streams, self._known_labels(nodes, y))
         if plan.own_rows_covered:  # otherwise used to train the classifier only, then dropped
             self._cache_release(graph, _KIND, aggregations)
         self.module_, classifier = self._stage(
             lambda: GAPClassificationModule(width, classes, hops=self._hops, combine=self.combine,
-                                            activation=self.activation, dropout=self._dropout),
+                                            activation=self.activation, dropout=self._dropout,
+                                            in_dim=self._input_width(classes)),
             plan, "classifier", lambda part: hop_inputs(self.encoder_, part, aggregations),
             nodes, y, held, streams)
         self.history_ = encoder + classifier
@@ -234,10 +276,11 @@ class GAPClassifier(BaseDPClassifier):
                 on_epoch=best, **options)
         return (best.restore(result.module) if best else result.module).cpu(), result.history
 
-    def _aggregate(self, graph: Graph, streams: RandomStreams) -> torch.Tensor:
-        """One PMA release on ``graph`` as planned (fresh streams for every release)."""
-        embeddings = embed_nodes(self.encoder_, graph).to(self.device_)
-        return self._plan_.aggregate(graph.adjacency(), embeddings, streams).cpu()
+    def _aggregate(self, graph: Graph, streams: RandomStreams, labelled=None) -> torch.Tensor:
+        """One PMA release on ``graph`` as planned (fresh streams for every release);
+        ``labelled``: the fitted nodes' ``(index, labels)`` when fitting on ``graph``."""
+        rows = self._aggregated_rows(self.encoder_, graph, labelled).to(self.device_)
+        return self._plan_.aggregate(graph.adjacency(), rows, streams).cpu()
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         graph, plan = nodes.graph, self._plan_

@@ -8,7 +8,8 @@ import torch
 from skdpgraph._random import RandomStreams
 from skdpgraph.estimators._gap import GAPClassifier
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn._gap import GAPEncoder, ProgressiveStage, embed_nodes, hop_inputs
+from skdpgraph.nn._gap import (GAPEncoder, ProgressiveStage, embed_nodes, hop_inputs,
+                               stack_hops, with_known_labels)
 from skdpgraph.privacy import GAPPlan
 
 __all__ = ["ProGAPClassifier"]
@@ -70,6 +71,12 @@ class ProGAPClassifier(GAPClassifier):
     combine : {"cat", "sum", "max"}, default="cat"
         How the own embedding and the aggregations are combined: concatenation
         (row-normalised), sum or element-wise maximum. It does not change the accountant.
+    aggregate : {"auto", "embeddings", "labels"}, default="auto"
+        What each stage aggregates: its embedding, or (``"labels"``) its class
+        probabilities with the fitted nodes' one-hot labels in place of theirs, a noisy
+        label propagation over fewer coordinates. Only where the labels are public (edge
+        level, or ``epsilon=inf``); ``"auto"``: ``"labels"`` there, else ``"embeddings"``.
+        It does not change the accountant.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
         Activation of every network. It does not change the accountant.
     epochs : int, default=None
@@ -170,7 +177,8 @@ class ProGAPClassifier(GAPClassifier):
             else:
                 build = lambda: ProgressiveStage(  # noqa: E731
                     width, classes, parts=index + 1, combine=self.combine,
-                    activation=self.activation, dropout=self._dropout)
+                    activation=self.activation, dropout=self._dropout,
+                    in_dim=self._input_width(classes))
                 inputs = lambda part: hop_inputs(self.encoder_, part, aggregations)  # noqa: E731
             module, history = self._stage(
                 build, plan, "classifier" if last else "encoder", inputs, nodes, y, held, streams,
@@ -181,23 +189,27 @@ class ProGAPClassifier(GAPClassifier):
             return module
 
         self.stages_ = []
-        aggregations = self._progress(graph, streams, fit_stage)
+        aggregations = self._progress(graph, streams, fit_stage, self._known_labels(nodes, y))
         if plan.own_rows_covered:  # otherwise used to train the stages only, then dropped
             self._cache_release(graph, _KIND, aggregations)
 
-    def _progress(self, graph: Graph, streams: RandomStreams, fit_stage=None) -> torch.Tensor:
+    def _progress(self, graph: Graph, streams: RandomStreams, fit_stage=None,
+                  labelled=None) -> torch.Tensor:
         """The stages' aggregations on ``graph`` (one release), training stages if fitting.
 
         With ``fit_stage(index, aggregations)``, stage ``index`` is trained (on the
         aggregations released so far) just before its embedding is needed; without it the
-        fitted stages are used. Returns a Tensor of shape (num_nodes, hops, hidden_dim).
+        fitted stages are used. Each stage aggregates its embedding, or with
+        ``aggregate="labels"`` its class probabilities with the ``labelled`` nodes' labels
+        in place. Returns a Tensor of shape (num_nodes, hops, hidden_dim or classes).
         """
         plan, fitting = self._plan_, fit_stage is not None
         encoder = fit_stage(0, None) if fitting else self.encoder_
         adjacency = plan.bounded(graph.adjacency(), streams)
         own = embed_nodes(encoder, graph).to(self.device_)
         noise = streams.torch("noise", self.device_) if plan.private else None
-        embedding, aggregations = own, []
+        embedding = self._aggregated_rows(encoder, graph, labelled).to(self.device_)
+        aggregations = []
         for index in range(1, self._hops + 1):
             aggregations.append(plan.aggregate_once(adjacency, embedding, noise).cpu())
             if index == self._hops:
@@ -207,8 +219,9 @@ class ProGAPClassifier(GAPClassifier):
                 self.stages_.append(fit_stage(index, released).cpu())
             stage = self.stages_[index - 1].to(self.device_).eval()
             with torch.no_grad():
-                embedding = stage.embed(torch.cat([own.unsqueeze(1), released.to(self.device_)],
-                                                  dim=1))
+                stacked = stack_hops(own, released.to(self.device_))
+                embedding = (with_known_labels(stage(stacked).softmax(-1), labelled)
+                             if self._aggregates_labels else stage.embed(stacked))
             self.stages_[index - 1] = stage.cpu()
         released = torch.stack(aggregations, dim=1)
         if fitting:

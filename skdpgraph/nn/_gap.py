@@ -17,7 +17,7 @@ from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.privacy._aggregation import row_normalize
 
 __all__ = ["GAPEncoder", "GAPClassificationModule", "ProgressiveStage", "embed_nodes",
-           "hop_inputs"]
+           "class_probabilities", "with_known_labels", "stack_hops", "hop_inputs"]
 
 _COMBINE = ("cat", "sum", "max")
 _CHUNK = 65536  # rows embedded at a time: bounds memory on wide sparse features
@@ -78,10 +78,13 @@ class GAPClassificationModule(nn.Module):
     Parameters
     ----------
     hidden_dim : int
-        Width of the hop embeddings and of the per-hop layers.
+        Width of the per-hop layers' outputs (and of the hop embeddings by default).
     num_classes : int
     hops : int
         K; the input has K + 1 hop embeddings (hop 0 is the node's own embedding).
+    in_dim : int, default=None
+        Width of each hop's input row (:func:`stack_hops` pads narrower rows with zeros);
+        None: ``hidden_dim``.
     combine : {"cat", "sum", "max"}, default="cat"
     activation : str, default="selu"
     dropout : float, default=0.0
@@ -89,7 +92,7 @@ class GAPClassificationModule(nn.Module):
 
     Notes
     -----
-    Shapes: x : Tensor of shape (batch, hops + 1, hidden_dim) -> (batch, num_classes)
+    Shapes: x : Tensor of shape (batch, hops + 1, in_dim) -> (batch, num_classes)
 
     Examples
     --------
@@ -99,13 +102,15 @@ class GAPClassificationModule(nn.Module):
     """
 
     def __init__(self, hidden_dim: int, num_classes: int, *, hops: int, combine: str = "cat",
-                 activation: str = "selu", dropout: float = 0.0, head_layers: int = 1) -> None:
+                 activation: str = "selu", dropout: float = 0.0, head_layers: int = 1,
+                 in_dim: int | None = None) -> None:
         super().__init__()
         if combine not in _COMBINE:
             raise ValueError(f"GAPClassificationModule: combine must be one of {_COMBINE}; "
                              f"got {combine!r}.")
         self.combine = combine
-        self.hop_layers = nn.ModuleList(nn.Linear(hidden_dim, hidden_dim) for _ in range(hops + 1))
+        self.hop_layers = nn.ModuleList(nn.Linear(in_dim or hidden_dim, hidden_dim)
+                                        for _ in range(hops + 1))
         width = hidden_dim * (hops + 1) if combine == "cat" else hidden_dim
         self.activation = make_activation(activation)
         self.dropout = nn.Dropout(dropout)
@@ -139,6 +144,8 @@ class ProgressiveStage(nn.Module):
         Rows per node in the input (stage ``i`` reads ``i + 1``).
     combine, activation : str, default="cat", "selu"
     dropout : float, default=0.0
+    in_dim : int, default=None
+        Width of the input rows; None: ``hidden_dim``.
 
     Notes
     -----
@@ -154,11 +161,12 @@ class ProgressiveStage(nn.Module):
     """
 
     def __init__(self, hidden_dim: int, num_classes: int, *, parts: int, combine: str = "cat",
-                 activation: str = "selu", dropout: float = 0.0) -> None:
+                 activation: str = "selu", dropout: float = 0.0,
+                 in_dim: int | None = None) -> None:
         super().__init__()
         self.mix = GAPClassificationModule(hidden_dim, hidden_dim, hops=parts - 1,
                                            combine=combine, activation=activation,
-                                           dropout=dropout)
+                                           dropout=dropout, in_dim=in_dim)
         self.activation = make_activation(activation)
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(hidden_dim, num_classes)
@@ -194,6 +202,58 @@ def embed_nodes(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Ten
     return row_normalize(torch.cat(parts))
 
 
+def class_probabilities(encoder: GAPEncoder, graph: Any) -> torch.Tensor:
+    """Every node's class probabilities ``softmax(encoder(x))``, computed without gradients.
+
+    Returns a CPU tensor of shape (num_nodes, num_classes); feature rows are read in chunks
+    as in :func:`embed_nodes`.
+    """
+    index = np.arange(graph.num_nodes)
+    device = next(encoder.parameters()).device
+    with torch.no_grad():
+        parts = [encoder(torch.from_numpy(graph.features(chunk)).to(device)).softmax(-1).cpu()
+                 for chunk in np.array_split(index, range(_CHUNK, len(index), _CHUNK))]
+    return torch.cat(parts)
+
+
+def with_known_labels(probabilities: torch.Tensor,
+                      labelled: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
+    """Row-normalised class probabilities, one-hot labels in place of the known nodes' rows.
+
+    Parameters
+    ----------
+    probabilities : Tensor of shape (n, num_classes)
+    labelled : (index, labels) or None
+        Positions of the nodes whose labels are known and their labels (class indices).
+
+    Examples
+    --------
+    >>> import torch
+    >>> rows = with_known_labels(torch.full((2, 2), 0.5), (torch.tensor([1]), torch.tensor([0])))
+    >>> [[round(v, 4) for v in row] for row in rows.tolist()]
+    [[0.7071, 0.7071], [1.0, 0.0]]
+    """
+    rows = probabilities.clone()
+    if labelled is not None:
+        index, labels = labelled
+        rows[index.to(rows.device)] = nn.functional.one_hot(
+            labels.long(), rows.shape[1]).to(rows.device, rows.dtype)
+    return row_normalize(rows)
+
+
+def stack_hops(own: torch.Tensor, aggregations: torch.Tensor) -> torch.Tensor:
+    """``(n, K + 1, width)``: each node's own row, then its K aggregation rows.
+
+    Rows narrower than the widest (class-probability aggregations next to wider
+    embeddings, or the reverse) are padded with zeros, on which a hop layer's weights
+    never train.
+    """
+    width = max(own.shape[-1], aggregations.shape[-1])
+    own = nn.functional.pad(own, (0, width - own.shape[-1]))
+    aggregations = nn.functional.pad(aggregations, (0, width - aggregations.shape[-1]))
+    return torch.cat([own.unsqueeze(1), aggregations], dim=1)
+
+
 def hop_inputs(encoder: GAPEncoder, nodes: Any, aggregations: torch.Tensor) -> torch.Tensor:
     """Classifier inputs of ``nodes``: own embedding, then its K aggregation rows.
 
@@ -202,13 +262,14 @@ def hop_inputs(encoder: GAPEncoder, nodes: Any, aggregations: torch.Tensor) -> t
     encoder : GAPEncoder
     nodes : Nodes
         The query nodes (a :class:`~skdpgraph.graph.Nodes` view of a graph).
-    aggregations : Tensor of shape (num_nodes, K, hidden_dim)
-        The PMA output on ``nodes.graph``.
+    aggregations : Tensor of shape (num_nodes, K, d)
+        The PMA output on ``nodes.graph`` (d: the embedding width, or the number of classes
+        when class probabilities were aggregated).
 
     Returns
     -------
-    Tensor of shape (len(nodes), K + 1, hidden_dim)
+    Tensor of shape (len(nodes), K + 1, max(hidden_dim, d))
+        See :func:`stack_hops`.
     """
     index = torch.from_numpy(np.array(nodes.index, dtype=np.int64))
-    own = embed_nodes(encoder, nodes.graph, nodes.index)
-    return torch.cat([own.unsqueeze(1), aggregations[index]], dim=1)
+    return stack_hops(embed_nodes(encoder, nodes.graph, nodes.index), aggregations[index])

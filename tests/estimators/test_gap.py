@@ -13,7 +13,7 @@ from scipy.sparse.csgraph import shortest_path
 from scipy.special import log_ndtr, ndtr
 from sklearn.model_selection import GridSearchCV, train_test_split
 
-from skdpgraph import GAPClassifier, Graph, PrivacyBudgetError
+from skdpgraph import GAPClassifier, Graph, PrivacyBudgetError, ProGAPClassifier
 from skdpgraph._random import RandomStreams
 from skdpgraph.datasets import make_csbm
 
@@ -173,15 +173,17 @@ def test_node_level_refuses_duplicate_nodes_edge_level_does_not(data):
 
 
 # ------------------------------------------------------------------ releases after fit
-def test_predict_on_the_fitted_graph_reuses_the_cached_release(data):
+@pytest.mark.parametrize("aggregate, width", [("auto", 3), ("embeddings", 8)])
+def test_predict_on_the_fitted_graph_reuses_the_cached_release(data, aggregate, width):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=4.0, **FAST).fit(X, y)
+    clf = GAPClassifier(epsilon=4.0, aggregate=aggregate, **FAST).fit(X, y)
     report = clf.privacy_
     first = clf.predict_proba(X_test)
     np.testing.assert_array_equal(first, clf.predict_proba(X_test))
     assert clf.privacy_ is report and report.releases == ()
     cached = clf._cached(data.graph, KIND)
-    assert cached.shape == (data.graph.num_nodes, 2, 8)
+    # Edge level aggregates the 3 classes' probabilities by default, else the 8-wide embeddings.
+    assert cached.shape == (data.graph.num_nodes, 2, width)
     torch.testing.assert_close(cached.norm(dim=-1), torch.ones(300, 2))
 
 
@@ -368,3 +370,38 @@ def test_auto_validation_only_where_the_labels_are_public(privacy_level, epsilon
     assert all(s is not None for s in scores) if held else all(s is None for s in scores)
     expected = len(y) - int(np.ceil(0.1 * len(y))) if held else len(y)
     assert clf._plan_.encoder.num_examples == expected
+
+
+def test_aggregate_labels_sums_the_fitted_labels_and_the_other_nodes_probabilities(data):
+    """Without noise, each aggregation row is the normalised sum over in-neighbours of the
+    fitted nodes' one-hot labels and every other node's encoder probabilities."""
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(epsilon=math.inf, hops=1, validation_fraction=None, **FAST).fit(X, y)
+    with torch.no_grad():
+        rows = clf.encoder_(torch.from_numpy(data.graph.features())).softmax(-1).numpy()
+    rows[np.asarray(X.index)] = np.eye(3)[np.searchsorted(clf.classes_, y)]
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    sums = data.graph.adjacency() @ rows
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    expected = np.divide(sums, norms, out=np.zeros_like(sums), where=norms > 0)
+    cached = clf._cached(data.graph, KIND)[:, 0].numpy()
+    np.testing.assert_allclose(cached, expected, atol=1e-5)
+
+
+def test_aggregate_labels_costs_what_embeddings_cost(data):
+    X, y, _, _ = _split(data)
+    fits = [GAPClassifier(epsilon=2.0, aggregate=a, **FAST).fit(X, y)
+            for a in ("labels", "embeddings")]
+    assert fits[0].noise_multiplier_ == fits[1].noise_multiplier_
+    assert fits[0].epsilon_spent_ == fits[1].epsilon_spent_ <= 2.0
+
+
+@pytest.mark.parametrize("cls", [GAPClassifier, ProGAPClassifier])
+def test_aggregate_labels_is_refused_where_labels_are_protected(data, cls):
+    X, y, _, _ = _split(data)
+    clf = cls(epsilon=8.0, privacy_level="node", aggregate="labels", **FAST)
+    with pytest.raises(ValueError, match="aggregate='labels'.*protects them"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "module_")
+    # epsilon=inf makes them public: allowed at node level too.
+    assert cls(epsilon=math.inf, privacy_level="node", aggregate="labels", **FAST).fit(X, y)
