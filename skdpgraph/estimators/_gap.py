@@ -299,4 +299,8 @@ class GAPClassifier(BaseDPClassifier):
     _not_covered = staticmethod(lambda plan: plan.not_covered)
 
     def _assumptions(self, plan: GAPPlan, nodes: Nodes) -> tuple[str, ...]:
-        return plan.assumptions(default_delta=self.delta is None)
+        labels = ("aggregate='labels': the noisy aggregations sum the fitted nodes' labels "
+                  "(one-hot, public at this level) and the other nodes' predicted class "
+                  "probabilities; the edges stay the only protected input",
+                  ) if plan.private and self._aggregates_labels else ()
+        return plan.assumptions(default_delta=self.delta is None) + labels
