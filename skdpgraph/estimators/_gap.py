@@ -63,15 +63,16 @@ class GAPClassifier(BaseDPClassifier):
     combine : {"cat", "sum", "max"}, default="cat"
         How the own embedding and the aggregations are combined: concatenation
         (row-normalised), sum or element-wise maximum. It does not change the accountant.
-    aggregate : {"auto", "embeddings", "labels"}, default="auto"
+    aggregate : {"auto", "embeddings", "predictions", "labels"}, default="auto"
         What PMA sums over each node's in-neighbours. ``"embeddings"``: the encoder's
-        embeddings (the GAP paper). ``"labels"``: each node's class probabilities from the
-        encoder, with the fitted nodes' one-hot labels in place of theirs: a noisy label
-        propagation over as many coordinates as classes instead of ``hidden_dim``, so the
-        same noise disturbs fewer of them. Only where the labels are public (edge level, or
-        ``epsilon=inf``); ``predict`` on another graph aggregates probabilities alone (its
-        labels are unknown). ``"auto"``: ``"labels"`` where allowed, else
-        ``"embeddings"``. It does not change the accountant: every summed row has norm 1.
+        embeddings (the GAP paper). ``"predictions"``: each node's class probabilities
+        from the encoder, over as many coordinates as classes instead of ``hidden_dim``,
+        so the same noise disturbs fewer of them. ``"labels"``: the same, with the fitted
+        nodes' one-hot labels in place of theirs (a noisy label propagation); only where
+        the labels are public (edge level, or ``epsilon=inf``), and ``predict`` on another
+        graph aggregates predictions alone (its labels are unknown). ``"auto"``:
+        ``"labels"`` where the labels are public, else ``"predictions"``. It does not
+        change the accountant: every summed row has norm 1.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
         Activation of every network. It does not change the accountant.
     epochs : int, default=None
@@ -152,7 +153,7 @@ class GAPClassifier(BaseDPClassifier):
         **DPSGD_CONSTRAINTS,
         **{name: [StrOptions(values)] for name, values in (
             ("privacy_level", {"edge", "node"}), ("combine", {"cat", "sum", "max"}),
-            ("aggregate", {"auto", "embeddings", "labels"}),
+            ("aggregate", {"auto", "embeddings", "predictions", "labels"}),
             ("activation", {"relu", "selu", "tanh", "elu", "gelu"}))},
         **{name: [Interval(Integral, 1, None, closed="left")]
            for name in ("encoder_layers", "max_degree")},
@@ -185,12 +186,15 @@ class GAPClassifier(BaseDPClassifier):
     _training_size_public = _node_unit  # only node level's sampling rate and noise depend on n
 
     @property
-    def _aggregates_labels(self) -> bool:
-        return self.aggregate == "labels" or (self.aggregate == "auto" and self._labels_public())
+    def _aggregated(self) -> str:
+        """What PMA sums: ``aggregate`` with ``"auto"`` resolved."""
+        if self.aggregate != "auto":
+            return self.aggregate
+        return "labels" if self._labels_public() else "predictions"
 
     def _input_width(self, num_classes: int) -> int:
         """Width of the classifier's input rows (:func:`~skdpgraph.nn._gap.stack_hops`)."""
-        return max(self._width, num_classes) if self._aggregates_labels else self._width
+        return self._width if self._aggregated == "embeddings" else max(self._width, num_classes)
 
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
         if self.aggregate == "labels" and not self._labels_public():
@@ -202,15 +206,15 @@ class GAPClassifier(BaseDPClassifier):
 
     def _known_labels(self, nodes: Nodes, y: np.ndarray):
         """``(index, labels)`` of the fitted nodes for :func:`with_known_labels`, or None."""
-        if not self._aggregates_labels:
+        if self._aggregated != "labels":
             return None
         return (torch.from_numpy(np.array(nodes.index, dtype=np.int64)),
                 torch.from_numpy(np.array(y, dtype=np.int64)))
 
     def _aggregated_rows(self, module, graph: Graph, labelled=None) -> torch.Tensor:
         """What PMA sums (before its row normalisation): ``module``'s embeddings, or its class
-        probabilities with the ``labelled`` nodes' labels in place (``aggregate``)."""
-        if not self._aggregates_labels:
+        probabilities, with the ``labelled`` nodes' labels in place if given (``aggregate``)."""
+        if self._aggregated == "embeddings":
             return embed_nodes(module, graph)
         return with_known_labels(class_probabilities(module, graph), labelled)
 
@@ -302,5 +306,5 @@ class GAPClassifier(BaseDPClassifier):
         labels = ("aggregate='labels': the noisy aggregations sum the fitted nodes' labels "
                   "(one-hot, public at this level) and the other nodes' predicted class "
                   "probabilities; the edges stay the only protected input",
-                  ) if plan.private and self._aggregates_labels else ()
+                  ) if plan.private and self._aggregated == "labels" else ()
         return plan.assumptions(default_delta=self.delta is None) + labels

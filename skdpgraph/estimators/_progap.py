@@ -71,12 +71,12 @@ class ProGAPClassifier(GAPClassifier):
     combine : {"cat", "sum", "max"}, default="cat"
         How the own embedding and the aggregations are combined: concatenation
         (row-normalised), sum or element-wise maximum. It does not change the accountant.
-    aggregate : {"auto", "embeddings", "labels"}, default="auto"
-        What each stage aggregates: its embedding, or (``"labels"``) its class
-        probabilities with the fitted nodes' one-hot labels in place of theirs, a noisy
-        label propagation over fewer coordinates. Only where the labels are public (edge
-        level, or ``epsilon=inf``); ``"auto"``: ``"labels"`` there, else ``"embeddings"``.
-        It does not change the accountant.
+    aggregate : {"auto", "embeddings", "predictions", "labels"}, default="auto"
+        What each stage aggregates: its embedding, its class probabilities
+        (``"predictions"``, fewer coordinates for the same noise), or (``"labels"``) those
+        with the fitted nodes' one-hot labels in place of theirs, only where the labels are
+        public (edge level, or ``epsilon=inf``). ``"auto"``: ``"labels"`` there, else
+        ``"predictions"``. It does not change the accountant.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
         Activation of every network. It does not change the accountant.
     epochs : int, default=None
@@ -221,7 +221,7 @@ class ProGAPClassifier(GAPClassifier):
             with torch.no_grad():
                 stacked = stack_hops(own, released.to(self.device_))
                 embedding = (with_known_labels(stage(stacked).softmax(-1), labelled)
-                             if self._aggregates_labels else stage.embed(stacked))
+                             if self._aggregated != "embeddings" else stage.embed(stacked))
             self.stages_[index - 1] = stage.cpu()
         released = torch.stack(aggregations, dim=1)
         if fitting:

@@ -405,3 +405,28 @@ def test_aggregate_labels_is_refused_where_labels_are_protected(data, cls):
     assert not hasattr(clf, "module_")
     # epsilon=inf makes them public: allowed at node level too.
     assert cls(epsilon=math.inf, privacy_level="node", aggregate="labels", **FAST).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [GAPClassifier, ProGAPClassifier])
+def test_node_level_aggregates_predictions_by_default(data, cls, monkeypatch):
+    """Labels are protected at node level: "auto" sums the encoder's class probabilities
+    (3 coordinates here), never the labels, at the same cost as embeddings."""
+    from skdpgraph.privacy import GAPPlan
+
+    widths = []
+    for name in ("aggregate", "aggregate_once"):
+        original = getattr(GAPPlan, name)
+
+        def spy(plan, adjacency, rows, *args, _original=original):
+            widths.append(rows.shape[-1])
+            return _original(plan, adjacency, rows, *args)
+        monkeypatch.setattr(GAPPlan, name, spy)
+    X, y, _, _ = _split(data)
+    fits = {}
+    for aggregate in ("auto", "embeddings"):
+        widths.clear()
+        fits[aggregate] = cls(epsilon=8.0, privacy_level="node", aggregate=aggregate,
+                              **FAST).fit(X, y)
+        assert set(widths) == {3 if aggregate == "auto" else 8}
+    assert fits["auto"].epsilon_spent_ == fits["embeddings"].epsilon_spent_
+    assert not any("aggregate='labels'" in a for a in fits["auto"].privacy_.assumptions)
