@@ -98,11 +98,11 @@ class RGNNClassifier(BaseDPClassifier):
         cross-entropy alone). Post-processing: no privacy cost.
     conv : {"sage", "gcn", "gat"}, default="sage"
         Graph convolution of the GNN over the public graph. No privacy cost.
-    ensemble_size : int, default=3
+    ensemble_size : int, default=5
         GNNs (>= 1) trained from different initialisations on the same reconstruction;
         predictions average their class probabilities. Post-processing of the reports:
         no privacy cost; training time grows linearly. On Cora (paper protocol, 5 seeds)
-        3 rather than 1 adds about 1 point at :math:`\varepsilon_y \le 1`.
+        at :math:`\varepsilon_y = 1`: 67.4 with 1 or 3, 67.9 with 5.
     hidden_dim : int, default=16
         Width of the GNN's hidden layers, at least 1. No privacy cost.
     num_layers : int, default=2
@@ -206,7 +206,7 @@ class RGNNClassifier(BaseDPClassifier):
                  classes=None, n_sampled_features=10, feature_group_size=None,
                  feature_range=(-1.5, 1.5), feature_hops="auto", label_hops="auto",
                  label_loss="auto", n_clusters=16, llp_weight=0.1, conv="sage",
-                 ensemble_size=3, hidden_dim=16, num_layers=2, dropout=0.5, epochs=100, lr=0.01,
+                 ensemble_size=5, hidden_dim=16, num_layers=2, dropout=0.5, epochs=100, lr=0.01,
                  max_grad_norm=None, validation_fraction=None,
                  randomize=True, random_state=None, device="auto", verbose=False):
         self.epsilon = epsilon

@@ -23,7 +23,7 @@ def _stages(name: str) -> list[str]:
     if name.startswith("ProGAP"):
         return ["stage 0", "stage 1", "stage 2"]  # hops=2: K + 1 stages
     if name == "RGNN":
-        return ["classifier 1", "classifier 2", "classifier 3"]  # ensemble_size=3
+        return [f"classifier {i}" for i in range(1, 6)]  # ensemble_size=5
     return ["encoder", "classifier"] if name.startswith("GAP") else ["classifier"]
 
 
