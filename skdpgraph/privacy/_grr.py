@@ -325,7 +325,7 @@ def grr_fs_frequency_estimate(
     d = _check_int(n_features, "n_features", low=gamma.size)
     m = _check_int(n_sampled_features, "n_sampled_features", low=1, high=d)
     epsilon = _check_epsilon(epsilon_per_feature)
-    observed = np.asarray(observed, dtype=float)
+    observed = np.array(observed, dtype=float)  # a copy: estimated in place
     columns = np.repeat(gamma, gamma)
     if observed.ndim == 0 or observed.shape[-1] != columns.size:
         raise ValueError(
@@ -333,8 +333,45 @@ def grr_fs_frequency_estimate(
             f"{columns.size} columns (one one-hot block per feature). "
             f"Got shape {observed.shape} instead."
         )
+    return grr_fs_estimate_columns(observed, columns, epsilon, m, d)
+
+
+def grr_fs_estimate_columns(observed: np.ndarray, columns: np.ndarray, epsilon: float,
+                            n_sampled_features: int, n_features: int) -> np.ndarray:
+    r"""The affine map of :func:`grr_fs_frequency_estimate`, in place, column by column.
+
+    For callers that keep only some columns of the one-hot blocks (e.g. value 1 of a binary
+    feature): column ``j`` of ``observed`` belongs to a feature with domain size
+    ``columns[j]``. Arguments are not checked. The operations are those of
+    :func:`grr_fs_frequency_estimate` in the same order, so the results agree bit for bit.
+
+    Parameters
+    ----------
+    observed : ndarray of float64 of shape (..., n_columns)
+        Overwritten with the estimates.
+    columns : ndarray of int of shape (n_columns,)
+    epsilon : float
+    n_sampled_features, n_features : int
+        :math:`m` and :math:`d`.
+
+    Returns
+    -------
+    ndarray
+        ``observed``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgraph.privacy._grr import grr_fs_estimate_columns
+    >>> grr_fs_estimate_columns(np.array([0.5]), np.array([2]), 1.0, 1, 2).round(3)
+    array([0.5])
+    """
+    m, d = n_sampled_features, n_features
     p, q = grr_probabilities(epsilon, columns)
-    return d * observed / (m * (p - q)) + (m - d - m * columns * q) / (m * columns * (p - q))
+    observed *= d
+    observed /= m * (p - q)
+    observed += (m - d - m * columns * q) / (m * columns * (p - q))
+    return observed
 
 
 def grr_fs_epsilon(n_sampled_features: int, epsilon_per_feature: float) -> float:
