@@ -120,7 +120,8 @@ def propagation_hops(operator: sp.csr_matrix, max_hops: int = 16,
     chosen = min(1, max_hops)
     for hops in range(1, max_hops + 1):
         rows = torch.sparse.mm(transposed, rows)  # column j is row probes[j] of operator**hops
-        effective = np.median(1.0 / torch.linalg.vector_norm(rows, dim=0).square().numpy())
+        squares = np.einsum("ij,ij->j", rows.numpy(), rows.numpy())  # no (n, probes) temporary
+        effective = np.median(1.0 / squares)
         if effective > max_spread * n:
             break
         chosen = hops
