@@ -172,13 +172,18 @@ def grr_randomize(
     (2, 2)
     """
     _check_rng(rng)
-    values, gamma = _check_values(values, domain_size)
-    p, _ = grr_probabilities(epsilon, gamma)
+    return _grr_draw(*_check_values(values, domain_size), epsilon, rng)
+
+
+def _grr_draw(values, gamma, sizes, epsilon, rng):
+    """GRR of checked ``values`` (int64); ``gamma`` their broadcast domain sizes, ``sizes``
+    the same before broadcasting (one probability per size, not per entry)."""
+    p, _ = grr_probabilities(epsilon, sizes)
     keep = rng.random(values.shape) < p
     # Uniform over the gamma - 1 other values: draw in [0, gamma - 2], skip v.
-    offset = rng.integers(0, np.maximum(gamma - 1, 1), size=values.shape)
-    other = offset + (offset >= values)
-    return np.where(keep, values, other).astype(np.int64)
+    other = rng.integers(0, np.maximum(gamma - 1, 1), size=values.shape)
+    other += other >= values
+    return np.where(keep, values, other)
 
 
 def grr_fs_randomize(
@@ -238,15 +243,18 @@ def grr_fs_randomize(
     (2, 3)
     """
     _check_rng(rng)
-    values, gamma = _check_values(values, domain_sizes, ndim=2)
+    values, gamma, sizes = _check_values(values, domain_sizes, ndim=2)
     n, d = values.shape
     m = _check_int(n_sampled_features, "n_sampled_features", low=1, high=d)
-    # The m smallest of d i.i.d. uniform keys are a uniform m-subset.
-    ranks = rng.random((n, d)).argsort(axis=1).argsort(axis=1)
-    sampled = ranks < m
-    randomised = grr_randomize(values, gamma, epsilon_per_feature, rng)
-    uniform = rng.integers(0, gamma, size=(n, d))
-    return np.where(sampled, randomised, uniform).astype(np.int64)
+    # The m smallest of d i.i.d. uniform keys are a uniform m-subset (found by a partial
+    # sort: the subset of the full sort's m first ranks, which only a tie could change).
+    smallest = np.argpartition(rng.random((n, d)), m - 1, axis=1)[:, :m]
+    sampled = np.zeros((n, d), dtype=bool)
+    np.put_along_axis(sampled, smallest, True, axis=1)
+    randomised = _grr_draw(values, gamma, sizes, epsilon_per_feature, rng)
+    reports = rng.integers(0, gamma, size=(n, d))  # uniform, kept for the unsampled ones
+    np.copyto(reports, randomised, where=sampled)
+    return reports
 
 
 def grr_fs_frequency_estimate(
@@ -605,16 +613,18 @@ def _check_domain_sizes(domain_sizes, ndim):
 
 
 def _check_values(values, domain_size, ndim=None):
-    """Return (values, gamma) as int64 arrays of one shape, values in range."""
+    """Return (values, gamma, sizes): int64 values in range, their broadcast domain sizes,
+    and the checked domain sizes before broadcasting."""
     values = np.asarray(values)
     if ndim is not None and values.ndim != ndim:
         raise ValueError(f"values must be a {ndim}-D array. Got shape {values.shape} instead.")
-    if values.dtype.kind not in "biuf" or not np.all(np.mod(values, 1) == 0):
+    if values.dtype.kind not in "biuf" or (
+            values.dtype.kind == "f" and not np.all(np.mod(values, 1) == 0)):
         raise TypeError(f"values must hold integer category codes. Got dtype {values.dtype}.")
-    values = values.astype(np.int64)
-    gamma = _check_domain_sizes(domain_size, ndim=None)
+    values = values.astype(np.int64, copy=False)  # read, never written
+    sizes = _check_domain_sizes(domain_size, ndim=None)
     try:
-        gamma = np.broadcast_to(gamma, values.shape)
+        gamma = np.broadcast_to(sizes, values.shape)
     except ValueError:
         raise ValueError(
             f"domain_size of shape {np.shape(domain_size)} does not broadcast against "
@@ -627,7 +637,7 @@ def _check_values(values, domain_size, ndim=None):
             f"values must lie in [0, domain_size - 1]: values{list(index)} = "
             f"{values[index]} with domain size {gamma[index]}."
         )
-    return values, gamma
+    return values, gamma, sizes
 
 
 def _check_rng(rng):

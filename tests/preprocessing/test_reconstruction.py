@@ -8,8 +8,8 @@ import scipy.sparse as sp
 
 from skdpgraph import Graph
 from skdpgraph.preprocessing import (bag_label_proportions, feature_frequency_estimates,
-                                     holdout_split, mean_propagation_operator, one_hot_blocks, propagate,
-                                     reconstruct_features, reconstruct_labels)
+                                     holdout_split, mean_propagation_operator, one_hot_blocks,
+                                     propagate, reconstruct_features, reconstruct_labels)
 from skdpgraph.privacy import grr_fs_frequency_estimate, grr_fs_randomize, grr_randomize
 
 
