@@ -114,8 +114,10 @@ class CategoricalFeatureEncoder(TransformerMixin, BaseEstimator):
         if self.binary_:
             return _or_groups(X, self.group_size or 1)
         dense = X.toarray() if sp.issparse(X) else X
-        inner = self.bin_edges_[:, 1:-1]  # (d, n_bins - 1) interior edges
-        return (dense[:, :, None] >= inner[None, :, :]).sum(axis=2).astype(np.int64)
+        codes = np.zeros(dense.shape, dtype=np.int64)
+        for edge in self.bin_edges_[:, 1:-1].T:  # interior edges, one (d,) row per bin
+            codes += dense >= edge
+        return codes
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names ``categoricalfeatureencoder0``, ``...1``, one per output feature."""

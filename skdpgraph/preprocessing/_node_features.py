@@ -7,7 +7,6 @@ import uuid
 import warnings
 from typing import Any
 
-import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 

@@ -172,13 +172,18 @@ def grr_randomize(
     (2, 2)
     """
     _check_rng(rng)
-    values, gamma = _check_values(values, domain_size)
-    p, _ = grr_probabilities(epsilon, gamma)
+    return _grr_draw(*_check_values(values, domain_size), epsilon, rng)
+
+
+def _grr_draw(values, gamma, sizes, epsilon, rng):
+    """GRR of checked ``values`` (int64); ``gamma`` their broadcast domain sizes, ``sizes``
+    the same before broadcasting (one probability per size, not per entry)."""
+    p, _ = grr_probabilities(epsilon, sizes)
     keep = rng.random(values.shape) < p
     # Uniform over the gamma - 1 other values: draw in [0, gamma - 2], skip v.
-    offset = rng.integers(0, np.maximum(gamma - 1, 1), size=values.shape)
-    other = offset + (offset >= values)
-    return np.where(keep, values, other).astype(np.int64)
+    other = rng.integers(0, np.maximum(gamma - 1, 1), size=values.shape)
+    other += other >= values
+    return np.where(keep, values, other)
 
 
 def grr_fs_randomize(
@@ -238,15 +243,18 @@ def grr_fs_randomize(
     (2, 3)
     """
     _check_rng(rng)
-    values, gamma = _check_values(values, domain_sizes, ndim=2)
+    values, gamma, sizes = _check_values(values, domain_sizes, ndim=2)
     n, d = values.shape
     m = _check_int(n_sampled_features, "n_sampled_features", low=1, high=d)
-    # The m smallest of d i.i.d. uniform keys are a uniform m-subset.
-    ranks = rng.random((n, d)).argsort(axis=1).argsort(axis=1)
-    sampled = ranks < m
-    randomised = grr_randomize(values, gamma, epsilon_per_feature, rng)
-    uniform = rng.integers(0, gamma, size=(n, d))
-    return np.where(sampled, randomised, uniform).astype(np.int64)
+    # The m smallest of d i.i.d. uniform keys are a uniform m-subset (found by a partial
+    # sort: the subset of the full sort's m first ranks, which only a tie could change).
+    smallest = np.argpartition(rng.random((n, d)), m - 1, axis=1)[:, :m]
+    sampled = np.zeros((n, d), dtype=bool)
+    np.put_along_axis(sampled, smallest, True, axis=1)
+    randomised = _grr_draw(values, gamma, sizes, epsilon_per_feature, rng)
+    reports = rng.integers(0, gamma, size=(n, d))  # uniform, kept for the unsampled ones
+    np.copyto(reports, randomised, where=sampled)
+    return reports
 
 
 def grr_fs_frequency_estimate(
@@ -325,7 +333,7 @@ def grr_fs_frequency_estimate(
     d = _check_int(n_features, "n_features", low=gamma.size)
     m = _check_int(n_sampled_features, "n_sampled_features", low=1, high=d)
     epsilon = _check_epsilon(epsilon_per_feature)
-    observed = np.asarray(observed, dtype=float)
+    observed = np.array(observed, dtype=float)  # a copy: estimated in place
     columns = np.repeat(gamma, gamma)
     if observed.ndim == 0 or observed.shape[-1] != columns.size:
         raise ValueError(
@@ -333,8 +341,45 @@ def grr_fs_frequency_estimate(
             f"{columns.size} columns (one one-hot block per feature). "
             f"Got shape {observed.shape} instead."
         )
+    return grr_fs_estimate_columns(observed, columns, epsilon, m, d)
+
+
+def grr_fs_estimate_columns(observed: np.ndarray, columns: np.ndarray, epsilon: float,
+                            n_sampled_features: int, n_features: int) -> np.ndarray:
+    r"""The affine map of :func:`grr_fs_frequency_estimate`, in place, column by column.
+
+    For callers that keep only some columns of the one-hot blocks (e.g. value 1 of a binary
+    feature): column ``j`` of ``observed`` belongs to a feature with domain size
+    ``columns[j]``. Arguments are not checked. The operations are those of
+    :func:`grr_fs_frequency_estimate` in the same order, so the results agree bit for bit.
+
+    Parameters
+    ----------
+    observed : ndarray of float64 of shape (..., n_columns)
+        Overwritten with the estimates.
+    columns : ndarray of int of shape (n_columns,)
+    epsilon : float
+    n_sampled_features, n_features : int
+        :math:`m` and :math:`d`.
+
+    Returns
+    -------
+    ndarray
+        ``observed``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgraph.privacy._grr import grr_fs_estimate_columns
+    >>> grr_fs_estimate_columns(np.array([0.5]), np.array([2]), 1.0, 1, 2).round(3)
+    array([0.5])
+    """
+    m, d = n_sampled_features, n_features
     p, q = grr_probabilities(epsilon, columns)
-    return d * observed / (m * (p - q)) + (m - d - m * columns * q) / (m * columns * (p - q))
+    observed *= d
+    observed /= m * (p - q)
+    observed += (m - d - m * columns * q) / (m * columns * (p - q))
+    return observed
 
 
 def grr_fs_epsilon(n_sampled_features: int, epsilon_per_feature: float) -> float:
@@ -568,16 +613,18 @@ def _check_domain_sizes(domain_sizes, ndim):
 
 
 def _check_values(values, domain_size, ndim=None):
-    """Return (values, gamma) as int64 arrays of one shape, values in range."""
+    """Return (values, gamma, sizes): int64 values in range, their broadcast domain sizes,
+    and the checked domain sizes before broadcasting."""
     values = np.asarray(values)
     if ndim is not None and values.ndim != ndim:
         raise ValueError(f"values must be a {ndim}-D array. Got shape {values.shape} instead.")
-    if values.dtype.kind not in "biuf" or not np.all(np.mod(values, 1) == 0):
+    if values.dtype.kind not in "biuf" or (
+            values.dtype.kind == "f" and not np.all(np.mod(values, 1) == 0)):
         raise TypeError(f"values must hold integer category codes. Got dtype {values.dtype}.")
-    values = values.astype(np.int64)
-    gamma = _check_domain_sizes(domain_size, ndim=None)
+    values = values.astype(np.int64, copy=False)  # read, never written
+    sizes = _check_domain_sizes(domain_size, ndim=None)
     try:
-        gamma = np.broadcast_to(gamma, values.shape)
+        gamma = np.broadcast_to(sizes, values.shape)
     except ValueError:
         raise ValueError(
             f"domain_size of shape {np.shape(domain_size)} does not broadcast against "
@@ -590,7 +637,7 @@ def _check_values(values, domain_size, ndim=None):
             f"values must lie in [0, domain_size - 1]: values{list(index)} = "
             f"{values[index]} with domain size {gamma[index]}."
         )
-    return values, gamma
+    return values, gamma, sizes
 
 
 def _check_rng(rng):

@@ -416,3 +416,42 @@ def test_epsilon_is_a_search_parameter(binary_data):
     spent = [clf.set_params(epsilon=e).fit(graph.nodes(train), y[train]).epsilon_spent_
              for e in (2.0, 8.0)]
     assert spent == pytest.approx([2.0, 8.0])
+
+
+def test_auto_hops_are_computed_once_per_fit(binary_data, monkeypatch):
+    graph, y, train = binary_data
+    calls = []
+    original = rgnn_module.propagation_hops
+    monkeypatch.setattr(rgnn_module, "propagation_hops",
+                        lambda operator: calls.append(operator.shape) or original(operator))
+    clf = RGNNClassifier(epochs=2, random_state=0).fit(graph.nodes(train), y[train])
+    assert calls == [(400, 400)]  # one K-round pass serves the features and the labels
+    assert clf.feature_hops_ == clf.label_hops_ == original(
+        rgnn_module.mean_propagation_operator(graph))
+
+
+def test_sage_reads_the_csr_adjacency_as_it_reads_the_edge_list(monkeypatch):
+    from skdpgraph.nn import GNN
+
+    rng = np.random.default_rng(0)
+    graph = Graph(rng.integers(0, 60, size=(2, 300)), rng.random((60, 5)), directed=True)
+    x = torch.from_numpy(graph.features().astype(np.float32))
+    torch.manual_seed(0)
+    gnn = GNN(5, 8, 3, conv="sage", dropout=0.0)
+    outputs, grads = [], []
+    for structure in (rgnn_module._structure(graph, "sage"), torch.tensor(graph.edge_index)):
+        gnn.zero_grad()
+        out = gnn(x, structure)
+        out.square().sum().backward()
+        outputs.append(out.detach())
+        grads.append([p.grad.clone() for p in gnn.parameters()])
+    assert rgnn_module._structure(graph, "sage").layout == torch.sparse_csr
+    torch.testing.assert_close(outputs[0], outputs[1], rtol=1e-6, atol=1e-6)
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    # The whole fit on the edge list agrees up to float rounding.
+    data = make_csbm(n_nodes=300, random_state=1)
+    fitted = [RGNNClassifier(random_state=0, **FAST).fit(data.nodes()[:150], data.y[:150])]
+    monkeypatch.setattr(rgnn_module, "_structure", lambda g, conv: torch.tensor(g.edge_index))
+    fitted.append(RGNNClassifier(random_state=0, **FAST).fit(data.nodes()[:150], data.y[:150]))
+    np.testing.assert_allclose(*(c.predict_proba(data.nodes()) for c in fitted), atol=1e-4)

@@ -61,3 +61,17 @@ def test_input_not_modified_and_clone():
 def test_grouping_non_binary_raises():
     with pytest.raises(ValueError, match="not all binary"):
         CategoricalFeatureEncoder(group_size=2).fit(np.array([[0.5, 1.0]]))
+
+
+@pytest.mark.parametrize("n_bins, feature_range", [(4, (-1.5, 1.5)), (5, None), (2, (0.0, 1.0))])
+def test_bin_codes_count_the_interior_edges_at_or_below_each_value(n_bins, feature_range):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(200, 7))
+    enc = CategoricalFeatureEncoder(n_bins=n_bins, feature_range=feature_range).fit(x)
+    x[:5] = enc.bin_edges_[:, 1:2].T  # values exactly on an edge go to the upper bin
+    inner = enc.bin_edges_[:, 1:-1]
+    expected = (x[:, :, None] >= inner[None, :, :]).sum(axis=2)  # the (n, d, bins) formula
+    codes = enc.transform(x)
+    np.testing.assert_array_equal(codes, expected)
+    assert codes.dtype == np.int64 and set(np.unique(codes)) <= set(range(n_bins))
+    assert (codes[:5] >= 1).all()

@@ -90,3 +90,28 @@ def test_random_state_none_is_a_fresh_release_on_every_call(codes):
     labels = GRRLabelRandomizer(epsilon=0.5).fit(np.arange(200) % 3)
     assert not np.array_equal(labels.transform(np.arange(200) % 3),
                               labels.transform(np.arange(200) % 3))
+
+
+def _reference_grr_fs(values, gammas, eps, m, rng):
+    """GRR-FS written out: full sort of the keys, one probability per entry."""
+    n, d = values.shape
+    gamma = np.broadcast_to(gammas, (n, d))
+    sampled = rng.random((n, d)).argsort(axis=1).argsort(axis=1) < m
+    p = 1.0 / (1.0 + (gamma - 1) * np.exp(-eps))
+    keep = rng.random((n, d)) < p
+    offset = rng.integers(0, np.maximum(gamma - 1, 1), size=(n, d))
+    randomised = np.where(keep, values, offset + (offset >= values))
+    return np.where(sampled, randomised, rng.integers(0, gamma, size=(n, d)))
+
+
+@pytest.mark.parametrize("gammas, m", [([2, 3, 4, 5, 2, 1, 9], 3), ([4] * 32, 10), ([2, 2], 2)])
+@pytest.mark.parametrize("eps", [0.3, 2.0, np.inf])
+def test_grr_fs_reports_equal_the_written_out_mechanism_draw_for_draw(gammas, m, eps):
+    rng = np.random.default_rng(3)
+    values = np.column_stack([rng.integers(0, g, 2000) for g in gammas])
+    kept = values.copy()
+    reports = grr_fs_randomize(values, gammas, eps, m, np.random.default_rng(4))
+    expected = _reference_grr_fs(values, np.array(gammas), eps, m, np.random.default_rng(4))
+    np.testing.assert_array_equal(reports, expected)
+    assert reports.dtype == np.int64
+    np.testing.assert_array_equal(values, kept)

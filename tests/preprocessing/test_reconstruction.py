@@ -8,9 +8,9 @@ import scipy.sparse as sp
 
 from skdpgraph import Graph
 from skdpgraph.preprocessing import (bag_label_proportions, feature_frequency_estimates,
-                                     holdout_split, mean_propagation_operator, one_hot_blocks, propagate,
-                                     reconstruct_features, reconstruct_labels)
-from skdpgraph.privacy import grr_fs_randomize, grr_randomize
+                                     holdout_split, mean_propagation_operator, one_hot_blocks,
+                                     propagate, reconstruct_features, reconstruct_labels)
+from skdpgraph.privacy import grr_fs_frequency_estimate, grr_fs_randomize, grr_randomize
 
 
 def _cliques(n_cliques=4, size=10, bridges=True):
@@ -135,3 +135,103 @@ def test_holdout_split():
     assert holdout_split(3, 0.01, rng)[1].size == 1 and holdout_split(3, 0.99, rng)[0].size == 1
     with pytest.raises(ValueError, match="at least 2 labelled nodes"):
         holdout_split(1, 0.5, rng)
+
+
+def _dense_reconstruction(operator, reports, domain_sizes, eps, m, hops):
+    """Reference: every one-hot block through scipy's products, then one feature at a time."""
+    offsets = np.concatenate([[0], np.cumsum(domain_sizes)[:-1]])
+    lam = np.zeros((reports.shape[0], int(domain_sizes.sum())))
+    lam[np.arange(reports.shape[0])[:, None], offsets + reports] = 1.0
+    for _ in range(hops):
+        lam = operator @ lam
+    pi = grr_fs_frequency_estimate(lam, domain_sizes, eps, m)
+    columns = []
+    for start, size in zip(offsets, domain_sizes):
+        block = pi[:, start:start + size]
+        columns.append(np.clip(block[:, -1:], 0, 1) if size <= 2
+                       else np.eye(size)[block.argmax(axis=1)])
+    return np.hstack(columns).astype(np.float32), pi
+
+
+# Runs of equal sizes, alternating sizes, single-value and binary features.
+SIZES = np.array([4, 4, 4, 2, 2, 3, 2, 5, 1, 4, 3, 3, 2])
+
+
+@pytest.mark.parametrize("block_columns", [None, 1, 3, 7])
+@pytest.mark.parametrize("hops, eps", [(0, 1.0), (1, np.inf), (3, 0.7), (6, 2.0)])
+def test_blocked_reconstruction_matches_the_dense_formula(monkeypatch, block_columns, hops, eps):
+    import skdpgraph.preprocessing._reconstruction as module
+
+    rng = np.random.default_rng(7)
+    n = 300
+    g = Graph(rng.integers(0, n, size=(2, 900)), np.zeros((n, 1)), directed=True)
+    op = mean_propagation_operator(g)
+    reports = grr_fs_randomize(np.column_stack([rng.integers(0, k, n) for k in SIZES]), SIZES,
+                               1.0, 4, rng)
+    if block_columns is not None:  # force blocks of a few columns (a 5-value feature alone)
+        monkeypatch.setattr(module, "_BLOCK_BYTES", 8 * n * block_columns)
+    x = reconstruct_features(op, reports, SIZES, eps, 4, hops)
+    expected, pi = _dense_reconstruction(op, reports, SIZES, eps, 4, hops)
+    assert x.shape == expected.shape and x.dtype == np.float32
+    np.testing.assert_allclose(x, expected, rtol=0, atol=1e-6)
+    assert (x == expected).mean() > 0.99
+    offsets = np.concatenate([[0], np.cumsum(SIZES)[:-1]])
+    for start, size in zip(offsets, SIZES):  # near-ties may break either way, nothing else
+        if size > 2:
+            top = np.sort(pi[:, start:start + size], axis=1)
+            assert ((top[:, -1] - top[:, -2] < 1e-9) | (expected == x).all(axis=1)).all()
+
+
+def test_propagation_hops_matches_the_dense_formula():
+    from skdpgraph.preprocessing import propagation_hops
+
+    def dense_hops(operator, max_hops=16, max_spread=0.5, n_probes=64):
+        n = operator.shape[0]
+        probes = np.unique(np.linspace(0, n - 1, min(n_probes, n)).astype(np.int64))
+        rows = np.zeros((n, probes.size))
+        rows[probes, np.arange(probes.size)] = 1.0
+        chosen = min(1, max_hops)
+        for hops in range(1, max_hops + 1):
+            rows = operator.T @ rows
+            if np.median(1.0 / np.square(rows).sum(axis=0)) > max_spread * n:
+                break
+            chosen = hops
+        return chosen
+
+    rng = np.random.default_rng(8)
+    for n, m, directed in [(400, 800, False), (400, 4000, False), (1000, 3000, True),
+                           (2000, 2000, False), (50, 1000, False)]:
+        op = mean_propagation_operator(Graph(rng.integers(0, n, size=(2, m)), np.zeros((n, 1)),
+                                             directed=directed))
+        for max_hops in (16, 3):
+            assert propagation_hops(op, max_hops=max_hops) == dense_hops(op, max_hops=max_hops)
+
+
+def test_propagate_leaves_its_input_and_reads_vectors():
+    rng = np.random.default_rng(9)
+    g = Graph(rng.integers(0, 40, size=(2, 120)), np.zeros((40, 1)))
+    op = mean_propagation_operator(g)
+    values = rng.random(40)
+    values.flags.writeable = False
+    out = propagate(op, values, 2)
+    assert out.shape == (40,)
+    np.testing.assert_allclose(out, op @ (op @ values), rtol=1e-13)
+    np.testing.assert_array_equal(propagate(op, values, 0), values)
+
+
+def test_torch_csr_multiplies_as_scipy_does():
+    import torch
+
+    from skdpgraph.preprocessing._sparse import torch_csr
+
+    rng = np.random.default_rng(10)
+    matrix = sp.random(30, 20, density=0.2, format="csr", random_state=11)
+    dense = rng.random((20, 5))
+    for m in (matrix.copy(), matrix.astype(np.float32), matrix.tocsc()):
+        if sp.isspmatrix_csr(m):
+            m.indptr = m.indptr.astype(np.int64)  # index dtypes that differ are unified
+            m.indices.flags.writeable = False      # read-only arrays are copied
+        product = torch.sparse.mm(torch_csr(m), torch.from_numpy(dense)).numpy()
+        np.testing.assert_allclose(product, m @ dense, rtol=1e-12)
+    as_float32 = torch_csr(matrix, np.float32)
+    assert as_float32.dtype == torch.float32 and as_float32.layout == torch.sparse_csr

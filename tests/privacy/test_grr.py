@@ -139,6 +139,9 @@ def test_frequency_estimate_inverts_expected_frequencies_exactly():
     # One feature's block alone, with the mechanism's d.
     block = grr_fs_frequency_estimate(lam[2:5], [3], epsilon, m, n_features=d)
     np.testing.assert_allclose(block, pi[2:5], atol=1e-12)
+    kept = lam.copy()  # estimated in place, but on a copy of the caller's array
+    grr_fs_frequency_estimate(lam, gammas, epsilon, m)
+    np.testing.assert_array_equal(lam, kept)
 
 
 def test_frequency_estimate_is_unbiased():
