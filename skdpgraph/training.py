@@ -135,7 +135,8 @@ class _DPOptimizer(_InPlaceAccumulation, DPOptimizerFastGradientClipping):
                             dtype=sums[0].dtype, device=sums[0].device)
         for p, summed, part in zip(self.params, sums, noise.split([s.numel() for s in sums])):
             _check_processed_flag(summed)
-            p.grad = torch.add(summed, part.view_as(summed), alpha=std).div_(divisor).view_as(p)
+            # mul_, not add(alpha=std): an absurd std must give inf (caught as divergence)
+            p.grad = summed.add_(part.view_as(summed).mul_(std)).div_(divisor).view_as(p)
             _mark_as_processed(summed)
 
     def scale_grad(self) -> None:
