@@ -110,37 +110,48 @@ class _InPlaceAccumulation:
                 p.summed_grad = p.grad.data
 
 
-class _DPOptimizer(_InPlaceAccumulation, DPOptimizerFastGradientClipping):
-    """Opacus' ``DPOptimizerFastGradientClipping`` with :class:`_InPlaceAccumulation`, and
-    every parameter's noise drawn in one call.
+class _OneDrawNoise:
+    """Every parameter's noise drawn in one call, divided by the batch size in the same pass.
 
     Opacus draws each parameter's Gaussian separately (after allocating a tensor of zeros
     for it), then divides each gradient by the expected batch size in a second pass. Here
     one ``randn`` covers all parameters (the same distribution: independent
     :math:`N(0, \\sigma^2 C^2)` coordinates from the noise generator, in parameter order),
-    and the noisy sum is divided in the same pass. Only for one process: the distributed
-    optimiser keeps Opacus' rank-0 noise.
+    and the noisy sum is divided in the same pass. Only the process for which
+    :attr:`draws_noise` is true adds noise (rank 0 of a distributed run). Put it before the
+    Opacus class in the bases.
     """
+
+    draws_noise = True
 
     def add_noise(self) -> None:
         sums = [p.summed_grad for p in self.params]
-        if len({(s.dtype, s.device) for s in sums}) != 1:
+        if len({(s.dtype, s.device) for s in sums}) != 1:  # Opacus' own, per parameter
             super().add_noise()
-            super().scale_grad()
+            DPOptimizerFastGradientClipping.scale_grad(self)
             return
         std = self.noise_multiplier * self.max_grad_norm
         divisor = (self.expected_batch_size * self.accumulated_iterations
                    if self.loss_reduction == "mean" else 1.0)
-        noise = torch.randn(sum(s.numel() for s in sums), generator=self.generator,
-                            dtype=sums[0].dtype, device=sums[0].device)
-        for p, summed, part in zip(self.params, sums, noise.split([s.numel() for s in sums])):
+        noise = (torch.randn(sum(s.numel() for s in sums), generator=self.generator,
+                             dtype=sums[0].dtype, device=sums[0].device).split(
+                                 [s.numel() for s in sums])
+                 if self.draws_noise else [None] * len(sums))
+        for p, summed, part in zip(self.params, sums, noise):
             _check_processed_flag(summed)
-            # mul_, not add(alpha=std): an absurd std must give inf (caught as divergence)
-            p.grad = summed.add_(part.view_as(summed).mul_(std)).div_(divisor).view_as(p)
+            if part is not None:
+                # mul_, not add(alpha=std): an absurd std must give inf (caught as divergence)
+                summed.add_(part.view_as(summed).mul_(std))
+            p.grad = summed.div_(divisor).view_as(p)
             _mark_as_processed(summed)
 
     def scale_grad(self) -> None:
         """Nothing: :meth:`add_noise` has divided by the expected batch size already."""
+
+
+class _DPOptimizer(_InPlaceAccumulation, _OneDrawNoise, DPOptimizerFastGradientClipping):
+    """Opacus' ``DPOptimizerFastGradientClipping`` with :class:`_InPlaceAccumulation` and
+    :class:`_OneDrawNoise`."""
 
 
 class _Stepper:
