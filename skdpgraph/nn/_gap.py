@@ -194,12 +194,19 @@ def embed_nodes(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Ten
     >>> out.shape, bool(torch.allclose(out.norm(dim=-1), torch.ones(2)))
     (torch.Size([2, 8]), True)
     """
+    return row_normalize(_on_features(encoder.embed, graph, index))
+
+
+def _on_features(function, graph: Any, index: Any = None) -> torch.Tensor:
+    """``function`` (a module or its method) on the feature rows of ``index`` (all nodes if
+    None), ``_CHUNK`` rows at a time on the module's device, without gradients; on the CPU."""
     index = np.arange(graph.num_nodes) if index is None else np.asarray(index, dtype=np.int64)
-    device = next(encoder.parameters()).device
+    module = getattr(function, "__self__", function)
+    device = next(module.parameters()).device
     with torch.no_grad():
-        parts = [encoder.embed(torch.from_numpy(graph.features(chunk)).to(device)).cpu()
+        parts = [function(torch.from_numpy(graph.features(chunk)).to(device)).cpu()
                  for chunk in np.array_split(index, range(_CHUNK, len(index), _CHUNK))]
-    return row_normalize(torch.cat(parts))
+    return torch.cat(parts)
 
 
 def class_probabilities(encoder: GAPEncoder, graph: Any) -> torch.Tensor:
@@ -208,12 +215,7 @@ def class_probabilities(encoder: GAPEncoder, graph: Any) -> torch.Tensor:
     Returns a CPU tensor of shape (num_nodes, num_classes); feature rows are read in chunks
     as in :func:`embed_nodes`.
     """
-    index = np.arange(graph.num_nodes)
-    device = next(encoder.parameters()).device
-    with torch.no_grad():
-        parts = [encoder(torch.from_numpy(graph.features(chunk)).to(device)).softmax(-1).cpu()
-                 for chunk in np.array_split(index, range(_CHUNK, len(index), _CHUNK))]
-    return torch.cat(parts)
+    return _on_features(encoder, graph).softmax(-1)
 
 
 def with_known_labels(probabilities: torch.Tensor,
