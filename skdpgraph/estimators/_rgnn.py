@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -71,10 +73,12 @@ class RGNNClassifier(BaseDPClassifier):
         ``"auto"``: the most rounds, up to 16 (the paper's), before the means cover half
         the graph (:func:`~skdpgraph.preprocessing.propagation_hops`, public structure
         only): 16 on Cora, 3-4 on small dense graphs, where 16 rounds leave only the
-        global mean. Post-processing of the reports: no privacy cost.
+        global mean; 0 when ``epsilon_per_feature_`` is ``inf`` (exact reports, nothing
+        to denoise). Post-processing of the reports: no privacy cost.
     label_hops : int or "auto", default="auto"
         Rounds (>= 0) of neighbourhood means of the noisy labels; ``"auto"`` as for
-        ``feature_hops``. Post-processing: no privacy cost.
+        ``feature_hops`` (0 when ``epsilon_labels_`` is ``inf``). Post-processing: no
+        privacy cost.
     label_loss : {"auto", "forward", "reconstructed"}, default="auto"
         How the noisy labels supervise the GNN (post-processing of the reports, no
         privacy cost). ``"forward"``: the GNN's class probabilities, passed through the
@@ -104,6 +108,17 @@ class RGNNClassifier(BaseDPClassifier):
         predictions average their class probabilities. Post-processing of the reports:
         no privacy cost; training time grows linearly. On Cora (paper protocol, 5 seeds)
         at :math:`\varepsilon_y = 1`: 67.4 with 1 or 3, 67.9 with 5.
+    standardize : bool or "auto", default="auto"
+        Shift and scale every reconstructed feature to mean 0 and variance 1 over the
+        training graph's nodes before the GNN reads it (``feature_mean_`` and
+        ``feature_scale_``, reused at prediction). Post-processing of the reports: no
+        privacy cost. ``"auto"``: only when the features are reported exactly
+        (``epsilon_per_feature_`` is ``inf``). Unscaled binary bag-of-words inputs leave
+        the default GNN at the majority class on Amazon Computers (37.4 at
+        ``epsilon=inf``; 91.3 standardised); on randomised reports the reconstructed
+        frequencies are kept as they are: standardising them cost 1.1 points on Cora
+        (paper protocol, :math:`\varepsilon_y = 1`, 5 seeds) and gained 2.7 on Computers
+        (``epsilon=13``, 1 seed). The choice is ``standardize_``.
     hidden_dim : int, default=16
         Width of the GNN's hidden layers, at least 1. No privacy cost.
     num_layers : int, default=2
@@ -158,6 +173,12 @@ class RGNNClassifier(BaseDPClassifier):
     domain_sizes_ : ndarray of shape (d,)
     feature_encoder_ : CategoricalFeatureEncoder or None
     reconstructed_x_ : ndarray of shape (num_nodes, n_reconstructed)
+    standardize_ : bool
+        Whether the GNN reads standardised features (see ``standardize``).
+    feature_mean_ : ndarray of shape (n_reconstructed,)
+        The shift of ``standardize`` (0 without it).
+    feature_scale_ : ndarray of shape (n_reconstructed,)
+        The scale of ``standardize`` (1 without it).
     history_ : list of dict
         One record per epoch of each GNN (stage ``"classifier"``, or ``"classifier 1"``,
         ``"classifier 2"``... with ``ensemble_size > 1``; ``epsilon`` is the whole local
@@ -190,6 +211,7 @@ class RGNNClassifier(BaseDPClassifier):
         **{name: [Interval(Integral, 1, None, closed="left")] for name in (
             "n_sampled_features", "n_clusters", "ensemble_size", "hidden_dim", "num_layers",
             "epochs")},
+        "standardize": ["boolean", StrOptions({"auto"})],
         "feature_group_size": [Interval(Integral, 1, None, closed="left"), None],
         "llp_weight": [Interval(Real, 0, None, closed="left")], "feature_range": [tuple],
         "conv": [StrOptions(set(CONVS))],
@@ -207,7 +229,8 @@ class RGNNClassifier(BaseDPClassifier):
                  classes=None, n_sampled_features=10, feature_group_size=None,
                  feature_range=(-1.5, 1.5), feature_hops="auto", label_hops="auto",
                  label_loss="auto", n_clusters=16, llp_weight=0.1, conv="sage",
-                 ensemble_size=5, hidden_dim=16, num_layers=2, dropout=0.5, epochs=100, lr=0.01,
+                 standardize="auto", ensemble_size=5, hidden_dim=16, num_layers=2, dropout=0.5,
+                 epochs=100, lr=0.01,
                  max_grad_norm=None, validation_fraction=None,
                  randomize=True, random_state=None, device="auto", verbose=False):
         self.epsilon = epsilon
@@ -216,6 +239,7 @@ class RGNNClassifier(BaseDPClassifier):
         self.feature_group_size, self.feature_range = feature_group_size, feature_range
         self.feature_hops, self.label_hops, self.n_clusters = feature_hops, label_hops, n_clusters
         self.label_loss, self.ensemble_size = label_loss, ensemble_size
+        self.standardize = standardize
         self.llp_weight, self.conv, self.hidden_dim = llp_weight, conv, hidden_dim
         self.num_layers, self.dropout, self.epochs, self.lr = num_layers, dropout, epochs, lr
         self.max_grad_norm, self.validation_fraction = max_grad_norm, validation_fraction
@@ -248,12 +272,17 @@ class RGNNClassifier(BaseDPClassifier):
         feature_rng, label_rng = client_generators(streams)           # clients (simulated)
         y = grr_randomize(y, c, eps_y, label_rng) if self.randomize else y
         operator = mean_propagation_operator(graph)                    # server: reconstruct
-        settings = (self.feature_hops, self.label_hops)
-        auto = propagation_hops(operator) if "auto" in settings else None  # once: a K-round pass
-        self.feature_hops_, self.label_hops_ = (auto if s == "auto" else int(s) for s in settings)
+        searched = functools.cache(lambda: propagation_hops(operator))  # once: a K-round pass
+        self.feature_hops_ = _rounds(self.feature_hops, self.epsilon_per_feature_, searched)
+        self.label_hops_ = _rounds(self.label_hops, self.epsilon_labels_, searched)
         self.reconstructed_x_ = self._reconstructed(graph, feature_rng, operator,
                                                     self.feature_hops_)
         self._cache_release(graph, "features", self.reconstructed_x_)
+        self.standardize_ = (math.isinf(self.epsilon_per_feature_) if self.standardize == "auto"
+                             else bool(self.standardize))
+        self.feature_mean_, self.feature_scale_ = _standardization(self.reconstructed_x_,
+                                                                   self.standardize_)
+        inputs = self._inputs(self.reconstructed_x_)
         targets, transition = self._label_targets(operator, nodes.index, y, c, eps_y)
         train, val = holdout_split(len(y), self.validation_fraction or 0.0,
                                    streams.numpy("split"))
@@ -264,11 +293,11 @@ class RGNNClassifier(BaseDPClassifier):
         structure = _structure(graph, self.conv)
         for i in range(self.ensemble_size):
             stage = "classifier" if self.ensemble_size == 1 else f"classifier {i + 1}"
-            module = GNN(self.reconstructed_x_.shape[1], self.hidden_dim, c,
+            module = GNN(inputs.shape[1], self.hidden_dim, c,
                          num_layers=self.num_layers, conv=self.conv,
                          dropout=self.dropout).to(self.device_)
             history, best_epoch = train_llp_gnn(
-                module, self.reconstructed_x_, structure, nodes.index[train],
+                module, inputs, structure, nodes.index[train],
                 targets[train], bag, proportions, llp_weight=self.llp_weight,
                 epochs=self.epochs, lr=self.lr, max_grad_norm=self.max_grad_norm,
                 val_index=nodes.index[val], val_targets=targets[val], transition=transition,
@@ -294,9 +323,17 @@ class RGNNClassifier(BaseDPClassifier):
         return reconstruct_labels(operator, index, noisy, n_classes, eps_y,
                                   self.label_hops_).argmax(axis=1), None
 
+    def _inputs(self, x: np.ndarray) -> np.ndarray:
+        """The GNN's input: ``x`` standardised with the fitted shift and scale."""
+        if not self.standardize_:
+            return x
+        return ((x - self.feature_mean_) / self.feature_scale_).astype(np.float32, copy=False)
+
     def _reconstructed(self, graph: Graph, rng, operator=None, hops=None) -> np.ndarray:
         operator = mean_propagation_operator(graph) if operator is None else operator
-        hops = _hops(self.feature_hops, operator) if hops is None else hops
+        if hops is None:
+            hops = _rounds(self.feature_hops, self.epsilon_per_feature_,
+                           lambda: propagation_hops(operator))
         return reconstruct_from_clients(graph, self.feature_encoder_, self.domain_sizes_,
                                         self.epsilon_per_feature_, self.n_sampled_features_,
                                         hops, rng, operator=operator)
@@ -312,7 +349,8 @@ class RGNNClassifier(BaseDPClassifier):
                                                       "mechanism": "GRR-FS of every node"})
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
-        x, structure = self._features(nodes.graph), _structure(nodes.graph, self.conv)
+        x = self._inputs(self._features(nodes.graph))
+        structure = _structure(nodes.graph, self.conv)
         return self.module_(torch.from_numpy(x), structure)[torch.tensor(nodes.index)]
 
     def _unit_and_relation(self, graph) -> tuple[str, str]:
@@ -330,8 +368,21 @@ class RGNNClassifier(BaseDPClassifier):
                 "(values outside go to the end bins), never over the data's own bounds")
 
 
-def _hops(setting, operator) -> int:
-    return propagation_hops(operator) if setting == "auto" else int(setting)
+def _standardization(x: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and standard deviations of ``x`` (constant columns get scale 1)."""
+    if not standardize:
+        return np.zeros(x.shape[1], np.float32), np.ones(x.shape[1], np.float32)
+    mean = x.mean(axis=0, dtype=np.float64)
+    scale = x.std(axis=0, dtype=np.float64)
+    scale[scale <= 1e-12] = 1.0
+    return mean.astype(np.float32), scale.astype(np.float32)
+
+
+def _rounds(setting, epsilon: float, searched) -> int:
+    """Reconstruction rounds: the setting, or for ``"auto"`` ``searched()`` (0 if exact)."""
+    if setting != "auto":
+        return int(setting)
+    return 0 if np.isinf(epsilon) else searched()
 
 
 def _structure(graph: Graph, conv: str) -> torch.Tensor:

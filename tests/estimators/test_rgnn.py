@@ -455,3 +455,46 @@ def test_sage_reads_the_csr_adjacency_as_it_reads_the_edge_list(monkeypatch):
     monkeypatch.setattr(rgnn_module, "_structure", lambda g, conv: torch.tensor(g.edge_index))
     fitted.append(RGNNClassifier(random_state=0, **FAST).fit(data.nodes()[:150], data.y[:150]))
     np.testing.assert_allclose(*(c.predict_proba(data.nodes()) for c in fitted), atol=1e-4)
+
+
+def test_auto_hops_skip_the_search_for_exact_reports(binary_data, monkeypatch):
+    graph, y, train = binary_data
+    calls = []
+    original = rgnn_module.propagation_hops
+    monkeypatch.setattr(rgnn_module, "propagation_hops",
+                        lambda operator: calls.append(1) or original(operator))
+    exact = RGNNClassifier(epsilon=np.inf, epochs=2, random_state=0).fit(
+        graph.nodes(train), y[train])
+    assert (exact.feature_hops_, exact.label_hops_, calls) == (0, 0, [])
+    labels_only = RGNNClassifier(epsilon=np.inf, epsilon_labels=1.0, epochs=2,
+                                 random_state=0).fit(graph.nodes(train), y[train])
+    assert labels_only.feature_hops_ == 0
+    assert labels_only.label_hops_ == original(rgnn_module.mean_propagation_operator(graph))
+
+
+@pytest.mark.parametrize("epsilon, standardized", [(np.inf, True), (13.0, False)])
+def test_auto_standardize_only_exact_features(binary_data, epsilon, standardized):
+    graph, y, train = binary_data
+    clf = RGNNClassifier(epsilon=epsilon, random_state=0, ensemble_size=1, **FAST).fit(
+        graph.nodes(train), y[train])
+    assert clf.standardize_ is standardized
+    x = clf.reconstructed_x_.astype(np.float64)
+    if standardized:  # an independent computation of the shift and scale
+        np.testing.assert_allclose(clf.feature_mean_, x.mean(0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(clf.feature_scale_, x.std(0), rtol=1e-5, atol=1e-6)
+    else:
+        assert not clf.feature_mean_.any() and (clf.feature_scale_ == 1).all()
+
+
+def test_standardized_inputs_are_what_the_gnn_reads_at_predict(binary_data, monkeypatch):
+    graph, y, train = binary_data
+    clf = RGNNClassifier(epsilon=np.inf, standardize=True, random_state=0, ensemble_size=1,
+                         **FAST).fit(graph.nodes(train), y[train])
+    seen = []
+    forward = type(clf.module_).forward
+    monkeypatch.setattr(type(clf.module_), "forward",
+                        lambda self, x, structure: seen.append(x) or forward(self, x, structure))
+    clf.predict_proba(graph.nodes(np.arange(1, 400, 2)))
+    expected = (clf.reconstructed_x_ - clf.reconstructed_x_.mean(0)) / clf.reconstructed_x_.std(0)
+    np.testing.assert_allclose(seen[0].numpy(), expected, rtol=1e-4, atol=1e-4)
+    assert np.abs(seen[0].numpy().mean(0)).max() < 1e-4  # a failing check if it were unscaled
