@@ -56,6 +56,7 @@ class ClippedSumModule(nn.Module):
         self._capturing = False
         self._handles = [layer.register_forward_hook(self._capture)
                          for layer in module.modules() if _trainable_linear(layer)]
+        self._trainable = [p for p in module.parameters() if p.requires_grad]
 
     @staticmethod
     def supports(module: nn.Module) -> bool:
@@ -81,6 +82,7 @@ class ClippedSumModule(nn.Module):
             handle.remove()
         self._handles = []
         self._records = []
+        self._trainable = []
 
     def clipped_sum(self, losses: torch.Tensor) -> None:
         """Set ``p.grad`` to the sum of the clipped per-example gradients of ``losses``.
@@ -104,19 +106,21 @@ class ClippedSumModule(nn.Module):
             backprops.append(g)
         # A layer called several times in one forward pass: its calls' positions add up.
         layers = {layer: _join(a, g) for layer, (a, g) in layers.items()}
-        squared = sum(_squared_norms(layer, a, g) for layer, (a, g) in layers.items())
-        if isinstance(squared, int):  # no layer reached the loss
-            squared = losses.new_zeros(batch)
-        factors = (self.max_grad_norm / (squared.sqrt() + 1e-6)).clamp_(max=1.0)
+        squared = losses.new_zeros(batch)  # stays 0 if no layer reached the loss
         for layer, (a, g) in layers.items():
-            g = g * factors.to(g.dtype).view(-1, *([1] * (g.dim() - 1)))
+            squared += _squared_norms(layer, a, g)
+        factors = squared.sqrt_().add_(1e-6).reciprocal_().mul_(self.max_grad_norm).clamp_(
+            max=1.0)
+        for layer, (a, g) in layers.items():
+            g = g * (factors if g.dtype == factors.dtype else factors.to(g.dtype)).view(
+                -1, *([1] * (g.dim() - 1)))
             g2, a2 = g.reshape(-1, g.shape[-1]), a.reshape(-1, a.shape[-1])
             if layer.weight.requires_grad:
-                layer.weight.grad = g2.T @ a2.to(g.dtype)
+                layer.weight.grad = g2.T @ (a2 if a2.dtype == g2.dtype else a2.to(g2.dtype))
             if layer.bias is not None and layer.bias.requires_grad:
                 layer.bias.grad = g2.sum(0)
-        for p in self.module.parameters():
-            if p.requires_grad and p.grad is None:  # unused in this forward pass
+        for p in self._trainable:
+            if p.grad is None:  # unused in this forward pass
                 p.grad = torch.zeros_like(p)
 
 
@@ -146,10 +150,11 @@ def _squared_norms(layer: nn.Linear, a: torch.Tensor, g: torch.Tensor) -> torch.
     """
     weight, bias = layer.weight.requires_grad, layer.bias is not None and layer.bias.requires_grad
     if a.dim() == 2:
-        g_squared = g.square().sum(-1)
-        if weight and bias:
-            return (a.square().sum(-1).to(g.dtype) + 1.0) * g_squared
-        return a.square().sum(-1).to(g.dtype) * g_squared if weight else g_squared
+        g_squared = torch.linalg.vector_norm(g, dim=-1).square_()
+        if not weight:
+            return g_squared
+        a_squared = torch.linalg.vector_norm(a, dim=-1, dtype=g.dtype).square_()
+        return a_squared.add_(1.0).mul_(g_squared) if bias else a_squared.mul_(g_squared)
     batch = a.shape[0]
     a, g = a.reshape(batch, -1, a.shape[-1]).to(g.dtype), g.reshape(batch, -1, g.shape[-1])
     squared = g.new_zeros(batch)

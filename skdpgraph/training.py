@@ -115,11 +115,11 @@ class _OneDrawNoise:
 
     Opacus draws each parameter's Gaussian separately (after allocating a tensor of zeros
     for it), then divides each gradient by the expected batch size in a second pass. Here
-    one ``randn`` covers all parameters (the same distribution: independent
-    :math:`N(0, \\sigma^2 C^2)` coordinates from the noise generator, in parameter order),
-    and the noisy sum is divided in the same pass. Only the process for which
-    :attr:`draws_noise` is true adds noise (rank 0 of a distributed run). Put it before the
-    Opacus class in the bases.
+    one ``normal_`` covers all parameters (the same distribution: independent
+    :math:`N(0, \\sigma^2 C^2)` coordinates from the noise generator, in parameter order,
+    drawn already divided by the batch size), and each noisy gradient is one fused add.
+    Only the process for which :attr:`draws_noise` is true adds noise (rank 0 of a
+    distributed run). Put it before the Opacus class in the bases.
     """
 
     draws_noise = True
@@ -133,16 +133,18 @@ class _OneDrawNoise:
         std = self.noise_multiplier * self.max_grad_norm
         divisor = (self.expected_batch_size * self.accumulated_iterations
                    if self.loss_reduction == "mean" else 1.0)
-        noise = (torch.randn(sum(s.numel() for s in sums), generator=self.generator,
-                             dtype=sums[0].dtype, device=sums[0].device).split(
-                                 [s.numel() for s in sums])
-                 if self.draws_noise else [None] * len(sums))
+        sizes = [s.numel() for s in sums]
+        # (sum + std z) / divisor as (std / divisor) z + sum / divisor: the noise is drawn
+        # already scaled and each parameter's gradient is one fused add into its slice. An
+        # absurd std gives inf noise (caught as divergence), as std * z would.
+        noise = (torch.empty(sum(sizes), dtype=sums[0].dtype, device=sums[0].device).normal_(
+            0.0, std / divisor, generator=self.generator).split(sizes)
+            if self.draws_noise else [None] * len(sums))
         for p, summed, part in zip(self.params, sums, noise):
             _check_processed_flag(summed)
-            if part is not None:
-                # mul_, not add(alpha=std): an absurd std must give inf (caught as divergence)
-                summed.add_(part.view_as(summed).mul_(std))
-            p.grad = summed.div_(divisor).view_as(p)
+            grad = (summed.div_(divisor) if part is None
+                    else part.view_as(summed).add_(summed, alpha=1.0 / divisor))
+            p.grad = grad.view_as(p)
             _mark_as_processed(summed)
 
     def scale_grad(self) -> None:
