@@ -1,5 +1,7 @@
 """One-pass clipped gradient sums equal a per-example loop and Opacus' two-pass clipping."""
 
+import pickle
+
 import pytest
 import torch
 from torch import nn
@@ -77,6 +79,18 @@ def test_clipped_sum_ignores_forward_passes_without_gradient():
     wrapped.clipped_sum(wrapped(x).sum(-1))
     expected = _brute_force(module, lambda m, b: m(b[0]).sum(-1), [x], 1.0)
     torch.testing.assert_close(module.weight.grad, expected[0])
+
+
+def test_removing_the_recording_restores_the_layers():
+    module = _Positions(3, 4, 2)
+    wrapped = ClippedSumModule(module, 1.0)
+    recorded = [layer for layer in module.modules() if "forward" in vars(layer)]
+    assert recorded == [module.inner, module.shared, module.frozen, module.unused, module.head]
+    wrapped.remove_hooks()
+    assert not any("forward" in vars(layer) for layer in module.modules())
+    wrapped(torch.randn(2, 5, 3))
+    assert wrapped._records == []  # nothing recorded any more
+    pickle.loads(pickle.dumps(module))  # no bound recorder left on the layers
 
 
 def test_clipped_sum_refuses_other_layers_and_non_batch_first_inputs():
