@@ -1,7 +1,7 @@
 """The sum of per-example clipped gradients in one backward pass, for ``nn.Linear`` models.
 
 Book-keeping clipping (Bu et al., "Differentially private optimization on large model at
-small cost", ICML 2023). Forward hooks keep every ``nn.Linear``'s input ``a`` (shape
+small cost", ICML 2023). A recording ``forward`` keeps every ``nn.Linear``'s input ``a`` (shape
 ``(batch, ..., in)``) and output; one backward pass of the summed loss gives the gradient
 ``g`` with respect to every output. Example ``i``'s gradient is ``sum_t g_it a_it^T`` for
 the weight (``t`` runs over the positions between the batch and the feature axis) and
@@ -25,8 +25,9 @@ class ClippedSumModule(nn.Module):
     """Wraps a module whose trainable parameters all belong to ``nn.Linear`` layers.
 
     Calling the wrapper runs the module and records each linear layer's input and output
-    (only with gradients enabled; :meth:`remove_hooks` stops the recording for good); :meth:`clipped_sum` then turns per-example losses of
-    that forward pass into ``p.grad = sum_i c_i grad_i`` for every trainable parameter.
+    (only with gradients enabled; :meth:`remove_hooks` stops the recording for good);
+    :meth:`clipped_sum` then turns per-example losses of that forward pass into
+    ``p.grad = sum_i c_i grad_i`` for every trainable parameter.
     Each layer's parameters must be used only through its ``forward``, and every input's
     first axis must be the batch (one example per row).
 
