@@ -229,7 +229,7 @@ class RGNNClassifier(BaseDPClassifier):
                  classes=None, n_sampled_features=10, feature_group_size=None,
                  feature_range=(-1.5, 1.5), feature_hops="auto", label_hops="auto",
                  label_loss="auto", n_clusters=16, llp_weight=0.1, conv="sage",
-                 standardize="auto", ensemble_size=5, hidden_dim=16, num_layers=2, dropout=0.5,
+                 ensemble_size=5, standardize="auto", hidden_dim=16, num_layers=2, dropout=0.5,
                  epochs=100, lr=0.01,
                  max_grad_norm=None, validation_fraction=None,
                  randomize=True, random_state=None, device="auto", verbose=False):
