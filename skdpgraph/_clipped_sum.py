@@ -25,7 +25,7 @@ class ClippedSumModule(nn.Module):
     """Wraps a module whose trainable parameters all belong to ``nn.Linear`` layers.
 
     Calling the wrapper runs the module and records each linear layer's input and output
-    (only with gradients enabled; :meth:`remove_hooks` stops the recording for good);
+    (only with gradients enabled; :meth:`stop_recording` ends it for good);
     :meth:`clipped_sum` then turns per-example losses of that forward pass into
     ``p.grad = sum_i c_i grad_i`` for every trainable parameter.
     Each layer's parameters must be used only through its ``forward``, and every input's
@@ -85,7 +85,7 @@ class ClippedSumModule(nn.Module):
             self._records.append((layer, input.detach(), output))
         return output
 
-    def remove_hooks(self) -> None:
+    def stop_recording(self) -> None:
         """Give the wrapped module's layers their own ``forward`` back."""
         for layer in self._layers:
             if "forward" in vars(layer):
@@ -122,11 +122,10 @@ class ClippedSumModule(nn.Module):
         factors = squared.sqrt_().add_(1e-6).reciprocal_().mul_(self.max_grad_norm).clamp_(
             max=1.0)
         for layer, (a, g) in layers.items():
-            g = g * (factors if g.dtype == factors.dtype else factors.to(g.dtype)).view(
-                -1, *([1] * (g.dim() - 1)))
+            g = g * factors.to(g.dtype).view(-1, *([1] * (g.dim() - 1)))
             g2, a2 = g.reshape(-1, g.shape[-1]), a.reshape(-1, a.shape[-1])
             if layer.weight.requires_grad:
-                layer.weight.grad = g2.T @ (a2 if a2.dtype == g2.dtype else a2.to(g2.dtype))
+                layer.weight.grad = g2.T @ a2.to(g2.dtype)
             if layer.bias is not None and layer.bias.requires_grad:
                 layer.bias.grad = g2.sum(0)
         for p in self._trainable:

@@ -216,7 +216,7 @@ class _Stepper:
     def unwrap(self) -> torch.nn.Module:
         if isinstance(self.model, ClippedSumModule):
             self.optimizer.zero_grad(set_to_none=True)
-            self.model.remove_hooks()
+            self.model.stop_recording()
             return self.model.module
         if isinstance(self.model, GradSampleModuleFastGradientClipping):
             self.optimizer.zero_grad(set_to_none=True)

@@ -86,7 +86,7 @@ def test_removing_the_recording_restores_the_layers():
     wrapped = ClippedSumModule(module, 1.0)
     recorded = [layer for layer in module.modules() if "forward" in vars(layer)]
     assert recorded == [module.inner, module.shared, module.frozen, module.unused, module.head]
-    wrapped.remove_hooks()
+    wrapped.stop_recording()
     assert not any("forward" in vars(layer) for layer in module.modules())
     wrapped(torch.randn(2, 5, 3))
     assert wrapped._records == []  # nothing recorded any more
