@@ -17,8 +17,10 @@ for spec in "amazon_computers 75/10/15" "amazon_photo 75/10/15" "cora public" \
     out="$OUT/$dataset-$estimator.json"
     [ -f "$out" ] && continue
     extra=()  # RGNN's feature groups where the features are many binary ones (see registry.py)
-    [ "$dataset" = cora ] && extra=(--param rgnn.feature_group_size=25)
-    [ "$dataset" = facebook ] && extra=(--param rgnn.feature_group_size=100)
+    if [ "$estimator" = rgnn ]; then
+      [ "$dataset" = cora ] && extra=(--param rgnn.feature_group_size=25)
+      [ "$dataset" = facebook ] && extra=(--param rgnn.feature_group_size=100)
+    fi
     echo "== $(date +%T) $dataset $estimator"
     python benchmarks/run.py --dataset "$dataset" --split "$split" --epsilons 1 2 4 8 inf \
       --seeds "$SEEDS" --no-warmup --estimators "$estimator" "${extra[@]}" --out "$out"

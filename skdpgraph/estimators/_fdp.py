@@ -24,6 +24,7 @@ from skdpgraph.training import train_dpsgd
 __all__ = ["FDPClassifier"]
 
 _RELEASE = "fdp_neighbour_sums"
+_DEFAULT_STEPS = 500  # chosen on the shared datasets: doc/user_guide/defaults.rst
 
 
 class FDPClassifier(BaseDPClassifier):
@@ -65,10 +66,13 @@ class FDPClassifier(BaseDPClassifier):
         layer, at least 1. It does not change the accountant.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="tanh"
         Activation of the network's layers. It does not change the accountant.
-    epochs : int, default=30
+    epochs : int, default=None
         Passes over the training nodes: ``epochs * ceil(n_train / batch_size)`` DP-SGD
-        steps. More steps mean more noise at a fixed ``epsilon``.
-    lr : float, default=0.05
+        steps. More steps mean more noise per step at a fixed ``epsilon``. None: as many
+        epochs as make at least 500 steps (Cora's 140 training nodes in one batch: 500
+        epochs; 10,000 nodes in batches of 4096: 167). Many small steps average the noise
+        better than a few large ones (see "How the defaults were chosen" in the docs).
+    lr : float, default=0.005
         Learning rate of Adam, in ``(0, 1e30]``. It does not change the accountant.
     batch_size : int, default=4096
         Stars per step, drawn without replacement (capped at n_train). The sampling rate
@@ -130,6 +134,7 @@ class FDPClassifier(BaseDPClassifier):
 
     _parameter_constraints = {
         **DPSGD_CONSTRAINTS,
+        "epochs": [Interval(Integral, 1, None, closed="left"), None],
         "max_degree": [Interval(Integral, 1, None, closed="left")],
         "degree_sampler": [StrOptions({"bernoulli", "greedy"})],
         "hidden_dim": [Interval(Integral, 1, None, closed="left")],
@@ -141,7 +146,7 @@ class FDPClassifier(BaseDPClassifier):
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, max_degree=1,
                  degree_sampler="bernoulli", hidden_dim=32, encoder_layers=1, activation="tanh",
-                 epochs=30, lr=0.05, batch_size=4096, max_grad_norm=1.0, noise_multiplier=None,
+                 epochs=None, lr=0.005, batch_size=4096, max_grad_norm=1.0, noise_multiplier=None,
                  private_inference=False, random_state=None, device="auto", verbose=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
         self.max_degree, self.degree_sampler = max_degree, degree_sampler
@@ -162,12 +167,19 @@ class FDPClassifier(BaseDPClassifier):
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> FDPPlan:
         n, batch = len(nodes), min(int(self.batch_size), len(nodes))
+        epochs = self._epochs(n, batch)
         return plan_fdp(
             epsilon=self.epsilon, delta=self.delta_, num_train=n, batch_size=batch,
-            steps=steps_for_epochs(self.epochs, n, batch), max_degree=self.max_degree,
+            steps=steps_for_epochs(epochs, n, batch), max_degree=self.max_degree,
             max_grad_norm=self.max_grad_norm, noise_multiplier=self.noise_multiplier,
             private_inference=self.private_inference, degree_sampler=self.degree_sampler,
-            context=f"FDPClassifier (K={self.max_degree}, epochs={self.epochs}, batch={batch})")
+            context=f"FDPClassifier (K={self.max_degree}, epochs={epochs}, batch={batch})")
+
+    def _epochs(self, num_train: int, batch_size: int) -> int:
+        """``epochs``, or with None the fewest epochs that make ``_DEFAULT_STEPS`` steps."""
+        if self.epochs is not None:
+            return int(self.epochs)
+        return math.ceil(_DEFAULT_STEPS / steps_for_epochs(1, num_train, batch_size))
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: FDPPlan, streams: RandomStreams) -> None:
         graph, roots, k = nodes.graph, np.asarray(nodes.index), self._width(nodes.graph)
