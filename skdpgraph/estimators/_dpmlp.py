@@ -66,10 +66,12 @@ class DPMLPClassifier(BaseDPClassifier):
     lr : float, default=0.01
         Learning rate of Adam, in ``(0, 1e30]``. It acts on the noisy gradients
         (post-processing) and does not change the accountant.
-    batch_size : int, default=256
+    batch_size : int, default=1024
         Expected batch size of Poisson sampling: each step keeps every training node
         independently with probability ``batch_size / n_train`` (capped at 1). The
-        sampling rate and the number of steps enter the accountant.
+        sampling rate and the number of steps enter the accountant. Large batches divide
+        the noise among more gradients (Amazon Computers at epsilon=8: 75.9 with 256,
+        80.2 with 1024; see "How the defaults were chosen" in the docs).
     max_grad_norm : float, default=1.0
         Per-node clipping norm C > 0: each node's gradient is scaled to L2 norm at most C
         and the noise std is ``noise_multiplier * C``. Epsilon does not depend on C;
@@ -144,7 +146,7 @@ class DPMLPClassifier(BaseDPClassifier):
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, hidden_dim=64, num_layers=2,
-                 activation="relu", dropout=0.0, epochs=50, lr=0.01, batch_size=256,
+                 activation="relu", dropout=0.0, epochs=50, lr=0.01, batch_size=1024,
                  max_grad_norm=1.0, noise_multiplier=None, validation_fraction="auto",
                  random_state=None, device="auto", verbose=False):
         self.epsilon = epsilon

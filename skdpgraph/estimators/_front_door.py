@@ -61,15 +61,16 @@ _EDGE_REASON = (
     "issue13-edge-eps4-5seeds-labels.jsonl)")
 _NODE_REASON = (
     "DPMLPClassifier: it never reads the edges, so it is node-level private as it stands; "
-    "at epsilon=8 with defaults (5 seeds) node-level ProGAP is ahead of it on Amazon "
-    "Computers (78.2 vs 75.9) and Amazon Photo (86.1 vs 83.3) and by 0.7 on Facebook, but "
-    "behind on Cora (61.4 vs 65.0) and Coauthor CS (84.9 vs 85.4) (benchmarks/results/"
-    "issue13-node-eps8-5seeds-predictions*.jsonl, issue13-sweeps.json)")
+    "at epsilon=8 with defaults (5 seeds) it is ahead of node-level ProGAP on Amazon "
+    "Computers (80.7 vs 78.2), Amazon Photo (88.6 vs 86.1) and Facebook (87.1 vs 84.7) "
+    "(benchmarks/results/dpmlp-b1024-eps8-5seeds.jsonl, "
+    "issue13-node-eps8-5seeds-predictions.jsonl)")
 _FEATURES_REASON = (
     "DRWClassifier: with the structure public it trains a one-layer GNN on disjoint stars "
     "with DP-SGD; at epsilon=8 with defaults it is ahead of DP-MLP on Cora's public split "
-    "(32.9 vs 26.2), Amazon Photo (89.3 vs 83.1), Amazon Computers (77.9 vs 76.2) and "
-    "Facebook (86.3 vs 84.4) (benchmarks/results/drwfdp-*.json*)")
+    "(32.9 vs 26.2) and Amazon Photo (89.3 vs 88.6) and behind on Amazon Computers (77.9 vs "
+    "80.7) and Facebook (86.3 vs 87.1) (benchmarks/results/drwfdp-*.json*, "
+    "dpmlp-b1024-eps8-5seeds.jsonl)")
 _LOCAL_REASON = (
     "RGNNClassifier: the only estimator whose data are randomised by each node before "
     "collection (local DP)")
