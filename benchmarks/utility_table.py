@@ -75,10 +75,12 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=None, help="write here (default: print)")
     args = parser.parse_args(argv)
     results = [(path.name, json.loads(path.read_text())) for path in args.files]
+    folders = {path.name: path.parent.as_posix() for path in args.files}
     parts = []
     for names, result in merge(results):
-        source = (f"``benchmarks/results/{names[0]}``" if len(names) == 1
-                  else "``" + "``, ``".join(names) + "`` in ``benchmarks/results/utility/``")
+        folder = folders[names[0]]  # one table's files sit together (the runs of one dataset)
+        source = (f"``{folder}/{names[0]}``" if len(names) == 1
+                  else "``" + "``, ``".join(names) + f"`` in ``{folder}/``")
         parts.append(f"From {source}.\n\n{table(result)}\n")
     text = "\n".join(parts)
     if args.out is None:
