@@ -34,7 +34,8 @@ def _direct_rdp(sigma, n, b, k, steps):
     for a in FINE_ORDERS:  # high orders overflow to inf; compute_epsilon skips them
         moment = sum(hypergeom.pmf(i, n, kp, b) * np.exp((a - 1) * a / (2 * sigma**2)
                                                          * (i / kp) ** 2)
-                     for i in range(0, min(kp, b) + 1))
+                     for i in range(0, min(kp, b) + 1)
+                     if hypergeom.pmf(i, n, kp, b) > 0)  # 0 * inf would be nan
         out.append(steps * np.log(moment) / (a - 1))
     return np.array(out)
 
@@ -88,6 +89,23 @@ def test_plan_and_accountant_match_an_independent_computation(data, monkeypatch)
     assert clf.delta_ == pytest.approx(1 / 3000)  # every node of the 300-node graph
     assert clf.privacy_.assumptions and "data-dependent" in clf.privacy_.assumptions[0]
     assert "not covered" in clf.privacy_.inference
+
+
+@pytest.mark.parametrize("n_train, batch_size, steps", [(200, 64, 500), (200, 4096, 500),
+                                                          (200, 30, 504)])
+def test_default_epochs_run_at_least_500_steps(data, monkeypatch, n_train, batch_size, steps):
+    # epochs=None: the fewest whole epochs of ceil(n / batch) steps that reach 500 steps
+    # (200 nodes in batches of 30: 7 steps an epoch, 72 epochs, 504 steps).
+    seen = _capture(monkeypatch)
+    train = np.arange(n_train)
+    clf = FDPClassifier(epsilon=8.0, batch_size=batch_size, hidden_dim=4, random_state=0)
+    clf.fit(data.graph.nodes(train), data.y[train])
+    assert seen["plan"].steps == steps
+    assert len(clf.history_) == steps // int(np.ceil(n_train / min(batch_size, n_train)))
+    sigma, batch = clf.noise_multiplier_, min(batch_size, n_train)
+    expected = compute_epsilon(FINE_ORDERS, _direct_rdp(sigma, n_train, batch, 1, steps),
+                               clf.delta_)[0]
+    assert clf.epsilon_spent_ == pytest.approx(expected, rel=1e-6)
 
 
 def test_private_inference_adds_exactly_the_test_time_gaussian(data):
