@@ -143,7 +143,7 @@ def test_estimator_docstring_describes_every_parameter(path):
 
 
 # ProGAP takes GAP's parameters; these three count per stage in ProGAP.
-PROGAP_OWN_ENTRIES = ["aggregate", "encoder_epochs", "epochs", "hops"]
+PROGAP_OWN_ENTRIES = ["aggregate", "encoder_epochs", "epochs", "head", "hops"]
 
 
 def test_progap_parameter_entries_are_gaps():

@@ -13,21 +13,26 @@ from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn._gap import (GAPClassificationModule, GAPEncoder, class_probabilities,
-                               embed_nodes, hop_inputs, with_known_labels)
+from skdpgraph.nn._gap import (GAPClassificationModule, GAPEncoder, class_log_probabilities,
+                               class_probabilities, embed_nodes, hop_inputs, with_known_labels)
 from skdpgraph.privacy import GAPPlan, plan_gap
 from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
 __all__ = ["GAPClassifier"]
 
 _KIND = "PMA aggregations"
+_VOTES = "PMA neighbour votes"
+#: Vote head: each noisy count is weighted by this many noise standard deviations (chosen
+#: once on the shared graphs; see "How the defaults were chosen").
+VOTE_WEIGHT = 2.0
 
 
 class GAPClassifier(BaseDPClassifier):
     """Graph neural network with differential privacy by aggregation perturbation (GAP).
 
     An encoder MLP, PMA (``hops`` noisy sums over in-neighbours) and a classifier on both
-    (Sajadmanesh et al., USENIX Security 2023). Relation, unit, conditions and the cost of
+    (Sajadmanesh et al., USENIX Security 2023). At node level the default ``head="auto"``
+    replaces the trained classifier by noisy neighbour votes (see ``head``). Relation, unit, conditions and the cost of
     ``predict``: the GAP section of the privacy-units guide, repeated in ``privacy_``.
 
     Parameters
@@ -54,12 +59,14 @@ class GAPClassifier(BaseDPClassifier):
         the K Gaussians share ``epsilon``, so more hops mean more noise per hop.
     hidden_dim : int, default=None
         Width of the embeddings that are aggregated and of the layers after them; None:
-        64 at edge level, 16 at node level (see "How the defaults were chosen" in the
-        docs). It does not change the accountant: embeddings are row-normalised before
+        16 for node level's trained head, else 64 (see "How the defaults were chosen" in
+        the docs). It does not change the accountant: embeddings are row-normalised before
         aggregation.
-    encoder_layers : int, default=2
+    encoder_layers : int, default=None
         Linear layers of the encoder MLP (each followed by ``activation``), which embeds
-        the node features before any aggregation. It does not change the accountant.
+        the node features before any aggregation; None: 1 with the vote head (then the
+        encoder is the DP-MLP baseline's network), else 2. It does not change the
+        accountant.
     combine : {"cat", "sum", "max"}, default="cat"
         How the own embedding and the aggregations are combined: concatenation
         (row-normalised), sum or element-wise maximum. It does not change the accountant.
@@ -75,19 +82,29 @@ class GAPClassifier(BaseDPClassifier):
         change the accountant: every summed row has norm 1.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
         Activation of every network. It does not change the accountant.
+    head : {"auto", "trained", "vote"}, default="auto"
+        What predicts from each node's own features and its aggregations. ``"trained"``:
+        a classifier network (the GAP paper; at node level a second DP-SGD run).
+        ``"vote"``: no second run; PMA sums the encoder's class probabilities, kept as
+        counts, and a node's logits are its own log-probabilities plus, per hop,
+        2 x its noisy counts / the noise std (:func:`~skdpgraph.privacy.noisy_neighbour_votes`).
+        The encoder's DP-SGD is calibrated alone to 5/8 of ``epsilon`` and the Gaussians
+        take the rest. Only at node level with a finite ``epsilon``. ``"auto"``:
+        ``"vote"`` there, else ``"trained"`` (see "How the defaults were chosen").
     epochs : int, default=None
-        Training epochs of the classifier; None: 100 at edge level, 10 at node level.
+        Training epochs of the classifier (none with the vote head); None: 100 at edge
+        level, 10 at node level.
         Edge level: free (public features and labels). Node level: its DP-SGD steps
         enter the accountant, so more epochs mean more noise.
     encoder_epochs : int, default=None
-        Training epochs of the encoder; None: the resolved ``epochs``. Its cost is as
-        for ``epochs``.
+        Training epochs of the encoder; None: 50 with the vote head, else the resolved
+        ``epochs``. Its cost is as for ``epochs``.
     lr : float, default=0.01
         Learning rate of Adam in every training run, in ``(0, 1e30]``. It does not change
         the accountant.
     batch_size : int, default=None
         Expected Poisson batch size of every training run; None: all training nodes at
-        edge level, 256 at node level. Node level: the sampling rate
+        edge level, 1024 with the vote head, else 256. Node level: the sampling rate
         ``batch_size / n_train`` enters the accountant.
     max_degree : int, default=30
         Node level: out-degree bound D; each release first keeps at most D random
@@ -154,11 +171,12 @@ class GAPClassifier(BaseDPClassifier):
         **{name: [StrOptions(values)] for name, values in (
             ("privacy_level", {"edge", "node"}), ("combine", {"cat", "sum", "max"}),
             ("aggregate", {"auto", "embeddings", "predictions", "labels"}),
+            ("head", {"auto", "trained", "vote"}),
             ("activation", {"relu", "selu", "tanh", "elu", "gelu"}))},
         **{name: [Interval(Integral, 1, None, closed="left")]
-           for name in ("encoder_layers", "max_degree")},
+           for name in ("max_degree",)},
         **{name: [Interval(Integral, 1, None, closed="left"), None]
-           for name in ("hops", "hidden_dim", "epochs", "encoder_epochs", "batch_size",
+           for name in ("encoder_layers", "hops", "hidden_dim", "epochs", "encoder_epochs", "batch_size",
                         "max_in_degree")},
         "dropout": [Interval(Real, 0, 1, closed="left"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
@@ -166,8 +184,8 @@ class GAPClassifier(BaseDPClassifier):
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, privacy_level="edge", hops=None,
-                 hidden_dim=None, encoder_layers=2, combine="cat", aggregate="auto",
-                 activation="selu",
+                 hidden_dim=None, encoder_layers=None, combine="cat", aggregate="auto",
+                 activation="selu", head="auto",
                  epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=30,
                  max_in_degree=None, max_grad_norm=1.0, dropout=None,
                  validation_fraction="auto", random_state=None, device="auto", verbose=False):
@@ -179,7 +197,18 @@ class GAPClassifier(BaseDPClassifier):
         return self.privacy_level == "edge" or math.isinf(self.epsilon)
 
     _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
-    _width = property(lambda self: self.hidden_dim or (16 if self._node_unit else 64))
+
+    @property
+    def _head(self) -> str:
+        """``head`` with ``"auto"`` resolved: the vote head for private node level."""
+        if self.head != "auto" or self._progressive:  # every ProGAP stage is trained
+            return "trained" if self._progressive else self.head
+        return "vote" if self._node_unit and not math.isinf(self.epsilon) else "trained"
+
+    _vote = property(lambda self: self._head == "vote")
+    _encoder_layers = property(lambda self: self.encoder_layers or (1 if self._vote else 2))
+    _width = property(lambda self: self.hidden_dim or (
+        16 if self._node_unit and not self._vote else 64))
     _hops = property(lambda self: self.hops or (1 if self._node_unit else 2))
     _dropout = property(lambda self: (0.0 if self._node_unit else 0.5) if self.dropout is None
                         else self.dropout)
@@ -203,6 +232,19 @@ class GAPClassifier(BaseDPClassifier):
                 f"neighbourhoods, but privacy_level={self.privacy_level!r} with epsilon="
                 f"{self.epsilon:g} protects them; use aggregate='auto' or 'embeddings' (labels "
                 "are public at edge level and with epsilon=inf).")
+        if self.head == "vote" and self._progressive:
+            raise ValueError(f"{type(self).__name__}: head='vote' is GAPClassifier's; every "
+                             "ProGAP stage is a trained classifier (use head='auto').")
+        if self.head == "vote" and not (self._node_unit and not math.isinf(self.epsilon)):
+            raise ValueError(
+                f"{type(self).__name__}: head='vote' replaces the trained classifier by noisy "
+                "neighbour votes, which only pays off where the classifier costs privacy: "
+                f"privacy_level='node' with a finite epsilon; got privacy_level="
+                f"{self.privacy_level!r}, epsilon={self.epsilon:g}. Use head='auto'.")
+        if self._vote and self.aggregate not in ("auto", "predictions"):
+            raise ValueError(
+                f"{type(self).__name__}: the vote head aggregates class probabilities; "
+                f"aggregate={self.aggregate!r} is not possible with it (use 'auto').")
 
     def _known_labels(self, nodes: Nodes, y: np.ndarray):
         """``(index, labels)`` of the fitted nodes for :func:`with_known_labels`, or None."""
@@ -223,15 +265,16 @@ class GAPClassifier(BaseDPClassifier):
         return g.num_nodes if self._node_unit else max(g.num_edges // (1 if g.directed else 2), 1)
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> GAPPlan:
-        node, held = self._node_unit, self._validation_size(len(nodes))
+        node, held, vote = self._node_unit, self._validation_size(len(nodes)), self._vote
         n, epochs = len(nodes) - held, self.epochs or (10 if node else 100)
         return plan_gap(
             epsilon=self.epsilon, delta=self.delta_, privacy_level=self.privacy_level,
             hops=self._hops, directed=nodes.graph.directed, num_examples=n,
-            batch_size=self.batch_size or (256 if node else n), epochs=epochs,
-            encoder_epochs=self.encoder_epochs or epochs, max_grad_norm=self.max_grad_norm,
-            max_degree=self.max_degree, max_in_degree=self.max_in_degree,
-            progressive=self._progressive, context=type(self).__name__)
+            batch_size=self.batch_size or (1024 if vote else 256 if node else n),
+            epochs=epochs, encoder_epochs=self.encoder_epochs or (50 if vote else epochs),
+            max_grad_norm=self.max_grad_norm, max_degree=self.max_degree,
+            max_in_degree=self.max_in_degree, progressive=self._progressive, vote=vote,
+            context=type(self).__name__)
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams) -> None:
         graph = nodes.graph
@@ -239,10 +282,15 @@ class GAPClassifier(BaseDPClassifier):
         (nodes, y), held = self._split(nodes, y, plan, streams)
         width, classes = self._width, len(self.classes_)
         self.encoder_, encoder = self._stage(
-            lambda: GAPEncoder(graph.num_features, width, classes, num_layers=self.encoder_layers,
+            lambda: GAPEncoder(graph.num_features, width, classes, num_layers=self._encoder_layers,
                                activation=self.activation, dropout=self._dropout),
             plan, "encoder", lambda part: torch.from_numpy(np.asarray(part)), nodes, y, held,
             streams)
+        if self._vote:  # no classifier: the fit's paid vote release serves predict
+            self.module_, self.history_ = None, encoder
+            self._cache_release(graph, _VOTES, self._votes(graph, streams),
+                                keep_in_pickle=plan.own_rows_covered)
+            return
         aggregations = self._aggregate(graph, streams, self._known_labels(nodes, y))
         if plan.own_rows_covered:  # otherwise used to train the classifier only, then dropped
             self._cache_release(graph, _KIND, aggregations)
@@ -286,8 +334,20 @@ class GAPClassifier(BaseDPClassifier):
         rows = self._aggregated_rows(self.encoder_, graph, labelled).to(self.device_)
         return self._plan_.aggregate(graph.adjacency(), rows, streams).cpu()
 
+    def _votes(self, graph: Graph, streams: RandomStreams) -> torch.Tensor:
+        """One vote release on ``graph`` as planned (fresh streams for every release)."""
+        own = class_log_probabilities(self.encoder_, graph).to(self.device_)
+        return self._plan_.votes(graph.adjacency(), own, VOTE_WEIGHT, streams).cpu()
+
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         graph, plan = nodes.graph, self._plan_
+        if self._vote:  # the encoder's log-probabilities plus the neighbours' noisy votes
+            votes = self._release(graph, _VOTES, lambda streams: self._votes(graph, streams),
+                                  lambda: plan.release_cost(self.delta_),
+                                  keep_in_pickle=plan.own_rows_covered)
+            index = np.array(nodes.index, dtype=np.int64)  # a writable copy for torch
+            own = class_log_probabilities(self.encoder_, graph, index)
+            return own + votes[torch.from_numpy(index)]
         aggregations = self._release(graph, _KIND, lambda streams: self._aggregate(graph, streams),
                                      lambda: plan.release_cost(self.delta_),
                                      keep_in_pickle=plan.own_rows_covered)

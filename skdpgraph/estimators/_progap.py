@@ -62,12 +62,14 @@ class ProGAPClassifier(GAPClassifier):
         hop (and, at node level, more DP-SGD runs).
     hidden_dim : int, default=None
         Width of the embeddings that are aggregated and of the layers after them; None:
-        64 at edge level, 16 at node level (see "How the defaults were chosen" in the
-        docs). It does not change the accountant: embeddings are row-normalised before
+        16 for node level's trained head, else 64 (see "How the defaults were chosen" in
+        the docs). It does not change the accountant: embeddings are row-normalised before
         aggregation.
-    encoder_layers : int, default=2
+    encoder_layers : int, default=None
         Linear layers of the encoder MLP (each followed by ``activation``), which embeds
-        the node features before any aggregation. It does not change the accountant.
+        the node features before any aggregation; None: 1 with the vote head (then the
+        encoder is the DP-MLP baseline's network), else 2. It does not change the
+        accountant.
     combine : {"cat", "sum", "max"}, default="cat"
         How the own embedding and the aggregations are combined: concatenation
         (row-normalised), sum or element-wise maximum. It does not change the accountant.
@@ -79,6 +81,9 @@ class ProGAPClassifier(GAPClassifier):
         ``"predictions"``. It does not change the accountant.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
         Activation of every network. It does not change the accountant.
+    head : {"auto", "trained", "vote"}, default="auto"
+        Every ProGAP stage is a trained classifier: ``"auto"`` and ``"trained"`` are the
+        same, and ``"vote"`` (:class:`GAPClassifier`'s untrained head) is refused.
     epochs : int, default=None
         Training epochs of the last stage (the classifier); None: 100 at edge level, 10
         at node level. Edge level: free (public features and labels). Node level: its
@@ -92,7 +97,7 @@ class ProGAPClassifier(GAPClassifier):
         the accountant.
     batch_size : int, default=None
         Expected Poisson batch size of every training run; None: all training nodes at
-        edge level, 256 at node level. Node level: the sampling rate
+        edge level, 1024 with the vote head, else 256. Node level: the sampling rate
         ``batch_size / n_train`` enters the accountant.
     max_degree : int, default=30
         Node level: out-degree bound D; each release first keeps at most D random
@@ -171,7 +176,7 @@ class ProGAPClassifier(GAPClassifier):
             last = index == self._hops
             if index == 0:
                 build = lambda: GAPEncoder(graph.num_features, width, classes,  # noqa: E731
-                                           num_layers=self.encoder_layers,
+                                           num_layers=self._encoder_layers,
                                            activation=self.activation, dropout=self._dropout)
                 inputs = lambda part: torch.from_numpy(np.asarray(part))  # noqa: E731
             else:

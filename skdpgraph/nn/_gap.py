@@ -17,7 +17,8 @@ from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.privacy._aggregation import row_normalize
 
 __all__ = ["GAPEncoder", "GAPClassificationModule", "ProgressiveStage", "embed_nodes",
-           "class_probabilities", "with_known_labels", "stack_hops", "hop_inputs"]
+           "class_probabilities", "class_log_probabilities", "with_known_labels", "stack_hops",
+           "hop_inputs"]
 
 _COMBINE = ("cat", "sum", "max")
 _CHUNK = 65536  # rows embedded at a time: bounds memory on wide sparse features
@@ -216,6 +217,15 @@ def class_probabilities(encoder: GAPEncoder, graph: Any) -> torch.Tensor:
     as in :func:`embed_nodes`.
     """
     return _on_features(encoder, graph).softmax(-1)
+
+
+def class_log_probabilities(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Tensor:
+    """``log_softmax(encoder(x))`` of the nodes ``index`` (all if None), without gradients.
+
+    Returns a CPU tensor of shape (len(index), num_classes); feature rows are read in chunks
+    as in :func:`embed_nodes`.
+    """
+    return _on_features(encoder, graph, index).log_softmax(-1)
 
 
 def with_known_labels(probabilities: torch.Tensor,

@@ -43,6 +43,7 @@ __all__ = [
     "sum_in_neighbours",
     "private_multi_hop_aggregation",
     "noisy_sum_aggregation",
+    "noisy_neighbour_votes",
     "pma_sensitivity",
     "gap_node_event",
 ]
@@ -183,6 +184,65 @@ def noisy_sum_aggregation(adjacency: sp.spmatrix | torch.Tensor, x: torch.Tensor
     return aggregated
 
 
+def noisy_neighbour_votes(adjacency: sp.spmatrix, log_probabilities: torch.Tensor, hops: int,
+                          noise_std: float, weight: float,
+                          generator: torch.Generator) -> torch.Tensor:
+    """PMA on class probabilities, kept as vote counts: the logits that GAP's vote head adds.
+
+    Hop ``k`` sums, over each node's in-neighbours, their row-normalised class
+    probabilities ``softmax(L_{k-1})`` (``L_0`` = ``log_probabilities``) plus Gaussian noise
+    of std ``noise_std``, and adds ``weight * counts / noise_std`` to the logits:
+    ``L_k = L_{k-1} + weight * (A rownorm(softmax(L_{k-1})) + N(0, noise_std^2)) / noise_std``.
+    Every summed row has norm 1, so each hop is one PMA hop (same sensitivity); dividing by
+    the noise std makes the noise in every logit N(0, weight^2), whatever sigma and D.
+    Unlike :func:`private_multi_hop_aggregation` the sums are not normalised: a node with
+    more agreeing neighbours gets a stronger vote.
+
+    Parameters
+    ----------
+    adjacency : scipy sparse matrix of shape (n, n)
+        In-adjacency ``A[target, source]``, already degree-bounded.
+    log_probabilities : Tensor of shape (n, C)
+        Every node's log class probabilities from its own features.
+    hops : int
+        K >= 1 noisy sums, each on the probabilities after the previous votes.
+    noise_std : float
+        > 0: the noise multiplier times the sensitivity.
+    weight : float
+        > 0: the vote weight, in noise standard deviations per unit count.
+    generator : torch.Generator
+        Generator on ``log_probabilities.device`` for the noise.
+
+    Returns
+    -------
+    Tensor of shape (n, C)
+        ``L_K - L_0``: the votes to add to each node's own log-probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, torch
+    >>> from skdpgraph._random import RandomStreams
+    >>> star = sp.csr_matrix((np.ones(3), ([0, 0, 0], [1, 2, 3])), shape=(4, 4))
+    >>> own = torch.log(torch.tensor([[.5, .5], [.9, .1], [.9, .1], [.9, .1]]))
+    >>> votes = noisy_neighbour_votes(star, own, 1, 0.1, 2.0, RandomStreams(0).torch("noise"))
+    >>> votes.shape, bool(votes[0, 0] > votes[0, 1])
+    (torch.Size([4, 2]), True)
+    """
+    if hops < 1:
+        raise ValueError(f"noisy_neighbour_votes: hops must be >= 1; got {hops}.")
+    if not (noise_std > 0 and weight > 0):
+        raise ValueError("noisy_neighbour_votes: noise_std and weight must be > 0; got "
+                         f"noise_std={noise_std}, weight={weight}.")
+    matrix = _to_torch_csr(adjacency, log_probabilities.device)
+    own = log_probabilities.float()
+    logits = own
+    for _ in range(hops):
+        counts = noisy_sum_aggregation(matrix, row_normalize(logits.softmax(-1)), noise_std,
+                                       generator)
+        logits = logits + (weight / noise_std) * counts
+    return logits - own
+
+
 def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | None = None,
                     max_in_degree: int | None = None) -> float:
     """L2 sensitivity of one PMA hop for the privacy unit.
@@ -218,22 +278,26 @@ def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | Non
 
 
 def gap_node_event(noise_multiplier: float, hops: int, encoder_plan,
-                   classifier_plan) -> dp_event.DpEvent:
-    """The node-level event of GAP (Sajadmanesh et al. 2023, Theorem 4): one multiplier.
+                   classifier_plan=None) -> dp_event.DpEvent:
+    """The node-level event of GAP (Sajadmanesh et al. 2023, Theorem 4).
 
     Encoder DP-SGD, then K Gaussian mechanisms (PMA with std ``noise_multiplier * sqrt(D)``),
-    then classifier DP-SGD, composed adaptively under add/remove-one-node. The two
-    :class:`~skdpgraph.privacy.DPSGDPlan` objects must carry ``noise_multiplier``.
+    then classifier DP-SGD (None for the untrained vote head), composed adaptively under
+    add/remove-one-node. Each :class:`~skdpgraph.privacy.DPSGDPlan` carries its own noise
+    multiplier (GAP's trained head uses ``noise_multiplier`` for all three).
     """
-    for plan in (encoder_plan, classifier_plan):
-        if plan.noise_multiplier != noise_multiplier or plan.sampling != "poisson":
-            raise ValueError("gap_node_event: both DP-SGD plans must use Poisson sampling and "
-                             f"noise multiplier {noise_multiplier}.")
-    if encoder_plan.sample_rate == classifier_plan.sample_rate:
+    runs = [plan for plan in (encoder_plan, classifier_plan) if plan is not None]
+    for plan in runs:
+        if plan.noise_multiplier is None or plan.sampling != "poisson":
+            raise ValueError("gap_node_event: the DP-SGD plans must use Poisson sampling and "
+                             "a noise multiplier.")
+    pma = gaussian_event(noise_multiplier, hops)
+    if classifier_plan is None:
+        return dp_event.ComposedDpEvent([encoder_plan.dp_event(), pma])
+    if (encoder_plan.sample_rate == classifier_plan.sample_rate
+            and encoder_plan.noise_multiplier == classifier_plan.noise_multiplier):
         # Same sampled-Gaussian step in both runs: one run of T_enc + T_cls steps has the
         # same RDP, and the accountant evaluates the step once (calibration is 2x faster).
         training = encoder_plan.dp_event(encoder_plan.steps + classifier_plan.steps)
-        return dp_event.ComposedDpEvent([training, gaussian_event(noise_multiplier, hops)])
-    return dp_event.ComposedDpEvent([
-        encoder_plan.dp_event(), gaussian_event(noise_multiplier, hops), classifier_plan.dp_event(),
-    ])
+        return dp_event.ComposedDpEvent([training, pma])
+    return dp_event.ComposedDpEvent([encoder_plan.dp_event(), pma, classifier_plan.dp_event()])

@@ -106,7 +106,8 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
         if previous is not None:
             pair = sorted([(previous, eps_previous), (sigma, eps)])
             guess = _log_interpolate(pair[0][0], pair[0][1], pair[1][0], pair[1][1], goal)
-        step = 2.0 if guess is None else min(max((guess / sigma) ** direction * 1.1, 1.5), 16.0)
+        # No guess, or one that underflowed to 0 on a flat curve: double or halve.
+        step = 2.0 if not guess else min(max((guess / sigma) ** direction * 1.1, 1.5), 16.0)
         previous, eps_previous = sigma, eps
         sigma = max(sigma * step ** direction, _MIN_NOISE_MULTIPLIER)
         if sigma > MAX_NOISE_MULTIPLIER:

@@ -34,17 +34,22 @@ import scipy.sparse as sp
 import torch
 
 from skdpgraph.privacy._accountant import compute_rdp, epsilon_from_rdp, gaussian_event
-from skdpgraph.privacy._aggregation import (gap_node_event, pma_sensitivity,
-                                            private_multi_hop_aggregation)
+from skdpgraph.privacy._aggregation import (gap_node_event, noisy_neighbour_votes,
+                                            pma_sensitivity, private_multi_hop_aggregation)
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
 from skdpgraph.privacy._gaussian import calibrate_gaussian_noise, gaussian_epsilon
 from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 from skdpgraph.sampling._degree import bound_in_degree, bound_out_degree
 
-__all__ = ["GAPPlan", "plan_gap"]
+__all__ = ["GAPPlan", "plan_gap", "VOTE_ENCODER_SHARE"]
 
 _STAGES = ("encoder", "classifier")
+
+#: Vote head: the share of epsilon the encoder's DP-SGD is calibrated to alone; the PMA
+#: Gaussians take the rest of the budget in the RDP composition. Chosen once on the shared
+#: graphs (5/8: encoder at epsilon 5 of 8; see "How the defaults were chosen").
+VOTE_ENCODER_SHARE = 0.625
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,10 @@ class GAPPlan:
     max_in_degree : int or None
         Node level: in-degree bound D_in; None leaves in-degree unbounded (and each
         node's own aggregation rows uncovered).
+    vote : bool, default=False
+        Node level, GAP's vote head: no classifier run (``classifier`` is None); the
+        encoder has its own noise multiplier (``encoder.noise_multiplier``), calibrated
+        to :data:`VOTE_ENCODER_SHARE` of epsilon, and ``noise_multiplier`` is the PMA's.
     progressive : bool, default=False
         ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024): K + 1 stages, each trained on the
         noisy aggregations released so far, each of the first K aggregating its own
@@ -81,10 +90,11 @@ class GAPPlan:
     directed: bool
     noise_multiplier: float | None
     encoder: DPSGDPlan
-    classifier: DPSGDPlan
+    classifier: DPSGDPlan | None
     max_degree: int | None = None
     max_in_degree: int | None = None
     progressive: bool = False
+    vote: bool = False
 
     # ------------------------------------------------------------------ mechanism
     @property
@@ -167,14 +177,26 @@ class GAPPlan:
                 self.bounded(adjacency, streams), embeddings, self.hops, self.noise_std,
                 streams.torch("noise", embeddings.device))
 
+    def votes(self, adjacency: sp.spmatrix, log_probabilities: torch.Tensor, weight: float,
+              streams: Any) -> torch.Tensor:
+        """One vote release (vote head): degree bounding, then K noisy vote hops.
+
+        Returns the Tensor of shape (n, C) of :func:`~skdpgraph.privacy.noisy_neighbour_votes`,
+        with noise std :attr:`noise_std` from a fresh ``"noise"`` stream of ``streams``.
+        """
+        with torch.no_grad():
+            return noisy_neighbour_votes(
+                self.bounded(adjacency, streams), log_probabilities, self.hops, self.noise_std,
+                weight, streams.torch("noise", log_probabilities.device))
+
     # ------------------------------------------------------------------ accounting
     @functools.cached_property
     def _curves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """RDP of one encoder step, of the K Gaussians, of one classifier step."""
         # The one-step DP-SGD curves are cached across plans (calibration, then the check).
-        return (self.encoder._step_rdp,
-                compute_rdp(gaussian_event(self.noise_multiplier, self.hops)),
-                self.classifier._step_rdp)
+        pma = compute_rdp(gaussian_event(self.noise_multiplier, self.hops))
+        return (self.encoder._step_rdp, pma,
+                np.zeros_like(pma) if self.classifier is None else self.classifier._step_rdp)
 
     @property
     def encoder_runs(self) -> int:
@@ -211,7 +233,12 @@ class GAPPlan:
 
     def epsilon(self, delta: float) -> float:
         """Epsilon of the whole fit at ``delta`` (``inf`` if not private)."""
-        return self.running_epsilon(delta, "classifier", self.classifier.steps)
+        return self.running_epsilon(delta, "classifier", self.classifier_steps)
+
+    @property
+    def classifier_steps(self) -> int:
+        """Steps of the classifier run (0 for the vote head, which has none)."""
+        return 0 if self.classifier is None else self.classifier.steps
 
     def release_epsilon(self, delta: float) -> float:
         """Epsilon of one PMA release (K Gaussians at sigma), exact, at ``delta``."""
@@ -237,6 +264,9 @@ class GAPPlan:
     def accountant(self) -> str:
         if not self.private:
             return "none"
+        if self.vote:
+            return ("dp-accounting RDP: encoder DP-SGD (Poisson, add/remove, its own sigma) + "
+                    "K Gaussians (the PMA sigma); Balle et al. 2020 conversion")
         if self.node_level and self.progressive:
             return ("dp-accounting RDP: K+1 stage DP-SGD runs (Poisson, add/remove) + K "
                     "one-hop Gaussians, one sigma; Balle et al. 2020 conversion")
@@ -255,6 +285,11 @@ class GAPPlan:
         if self.progressive:
             pma = (f"ProGAP: {self.hops + 1} progressive stages; " + pma.replace(
                 "hops of", "one-hop aggregations (one per stage, of that stage's embedding) of"))
+        if self.vote:
+            return (f"encoder {self.encoder.mechanism}; {pma.replace('sum aggregation', 'sums')}"
+                    " of the class probabilities (each hop on those after the previous votes), "
+                    "unnormalised; no classifier training: predictions add the votes, "
+                    "weight x noisy counts / noise std, to the encoder's log-probabilities")
         if self.node_level:
             return (f"encoder {self.encoder.mechanism}; {pma}; classifier "
                     f"{self.classifier.mechanism}; one sigma={self.noise_multiplier:.4g}")
@@ -309,8 +344,12 @@ class GAPPlan:
             return ()
         return ("each node's own aggregation rows (the sums over its in-neighbours, whose "
                 "number is not bounded) with respect to that node: the sqrt(D) bound holds "
-                "with them fixed. The fitted estimator keeps none of them; predict "
-                "recomputes them in a recorded release (privacy_.releases)",)
+                "with them fixed. " + (
+                    "The fit's vote release is kept in memory only, never pickled; after "
+                    "unpickling, predict recomputes it in a recorded release "
+                    "(privacy_.releases)" if self.vote else
+                    "The fitted estimator keeps none of them; predict recomputes them in a "
+                    "recorded release (privacy_.releases)"),)
 
     @property
     def inference(self) -> str:
@@ -320,6 +359,15 @@ class GAPPlan:
             return "not private: predict aggregates the queried graph without noise. " + hop0
         cost = (f"a new PMA release with fresh noise (same sigma, epsilon of {self.hops} "
                 "Gaussians at delta_), recorded in privacy_.releases")
+        if self.vote:
+            hop0 = ("The queried node's own log-probabilities come from its features in the "
+                    "clear at predict time.")
+            kept = "" if self.own_rows_covered else (
+                " (kept in memory, never pickled: after unpickling it is a new release; it "
+                "covers every row but each node's own rows with respect to that node)")
+            return ("predict on the fitted graph (or a graph with the same content) reuses the "
+                    f"vote release made in fit, paid by the training epsilon{kept}; on another "
+                    f"graph it is {cost}. " + hop0)
         if self.own_rows_covered:
             return ("predict on the fitted graph (or a graph with the same content) reuses the "
                     "noisy aggregations computed in fit, at no cost; on another graph it is "
@@ -343,13 +391,16 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
              num_examples: int, batch_size: int, epochs: int, encoder_epochs: int,
              max_grad_norm: float, max_degree: int | None = None,
              max_in_degree: int | None = None, progressive: bool = False,
-             context: str = "GAP") -> GAPPlan:
+             vote: bool = False, context: str = "GAP") -> GAPPlan:
     """Plan a GAP fit, calibrating one noise multiplier to ``(epsilon, delta)``.
 
     Edge level: sigma is the smallest multiplier for which K Gaussians are
     ``(epsilon, delta)``-DP on the exact curve. Node level: one sigma for the encoder
     DP-SGD, the K Gaussians and the classifier DP-SGD, calibrated on their RDP
-    composition. ``epsilon=inf`` gives a non-private plan.
+    composition. Node level with ``vote=True`` (GAP's vote head, no classifier run): the
+    encoder's multiplier is calibrated alone to ``VOTE_ENCODER_SHARE * epsilon``, then the
+    PMA multiplier so that both compose to ``(epsilon, delta)``. ``epsilon=inf`` gives a
+    non-private plan.
 
     Raises
     ------
@@ -379,11 +430,26 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
                        max_in_degree=max_in_degree if node else None,
                        progressive=bool(progressive))
 
+    if vote and (not node or math.isinf(epsilon)):
+        raise ValueError(f"{context}: the vote head needs privacy_level='node' and a finite "
+                         f"epsilon; got privacy_level={privacy_level!r}, epsilon={epsilon:g}.")
     if math.isinf(epsilon):
         return make(None)
     if not node:
         return make(calibrate_gaussian_noise(epsilon, delta, count=hops, context=context))
     context = (f"{context} (privacy_level='node', hops={hops}, epochs={epochs}, "
                f"encoder_epochs={encoder_epochs}, delta={delta:.3g})")
+    if vote:
+        encoder = plan_dpsgd(
+            epsilon=VOTE_ENCODER_SHARE * epsilon, delta=delta, sampling="poisson",
+            num_examples=num_examples, batch_size=batch_size, steps=steps["encoder"],
+            max_grad_norm=max_grad_norm, context=context + " vote-head encoder")
+
+        def make_vote(sigma: float) -> GAPPlan:
+            return GAPPlan(privacy_level, int(hops), bool(directed), sigma, encoder, None,
+                           max_degree=max_degree, max_in_degree=max_in_degree, vote=True)
+
+        return make_vote(calibrate_noise_multiplier(
+            lambda sigma: make_vote(sigma).epsilon(delta), epsilon, context=context))
     return make(calibrate_noise_multiplier(lambda sigma: make(sigma).epsilon(delta), epsilon,
                                            context=context))

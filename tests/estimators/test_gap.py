@@ -91,8 +91,8 @@ def test_directed_graph_protects_one_directed_edge(data):
 @pytest.mark.parametrize("epsilon", [2.0, 8.0, 16.0])
 def test_node_level_epsilon_is_the_by_hand_rdp_sum(data, epsilon):
     X, y, _, _ = _split(data)
-    clf = GAPClassifier(epsilon=epsilon, privacy_level="node", hops=2, max_degree=20,
-                        batch_size=50, epochs=3, encoder_epochs=2, hidden_dim=8,
+    clf = GAPClassifier(epsilon=epsilon, privacy_level="node", head="trained", hops=2,
+                        max_degree=20, batch_size=50, epochs=3, encoder_epochs=2, hidden_dim=8,
                         random_state=0).fit(X, y)
     sigma, n = clf.noise_multiplier_, 200
     assert clf.sensitivity_ == pytest.approx(np.sqrt(20))
@@ -113,8 +113,8 @@ def test_node_level_epsilon_is_the_by_hand_rdp_sum(data, epsilon):
 
 def test_node_level_progress_shows_the_running_epsilon(data, capsys):
     X, y, _, _ = _split(data)
-    clf = GAPClassifier(epsilon=4.0, privacy_level="node", batch_size=50, verbose=True,
-                        **FAST).fit(X, y)
+    clf = GAPClassifier(epsilon=4.0, privacy_level="node", head="trained", batch_size=50,
+                        verbose=True, **FAST).fit(X, y)
     encoder = [r["epsilon"] for r in clf.history_ if r["stage"] == "encoder"]
     classifier = [r["epsilon"] for r in clf.history_ if r["stage"] == "classifier"]
     running = encoder + classifier
@@ -128,7 +128,10 @@ def test_node_level_progress_shows_the_running_epsilon(data, capsys):
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(epsilon=1e-7, delta=1e-10), "cannot reach epsilon=1e-07"),
-    (dict(epsilon=1e-7, delta=1e-12, privacy_level="node"), "cannot reach epsilon=1e-07"),
+    (dict(epsilon=1e-7, delta=1e-12, privacy_level="node", head="trained"),
+     "cannot reach epsilon=1e-07"),
+    (dict(epsilon=1e-7, delta=1e-12, privacy_level="node"),  # the encoder's share, 5/8
+     "vote-head encoder cannot reach epsilon=6.25e-08"),
 ])
 def test_impossible_budgets_raise(data, kwargs, match):
     X, y, _, _ = _split(data)
@@ -242,7 +245,7 @@ def test_a_release_on_a_neighbouring_graph_draws_fresh_noise(data):
 
 def test_node_level_predict_is_a_recorded_release_covering_other_rows_only(data):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", **FAST).fit(X, y)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", **FAST).fit(X, y)
     assert clf.privacy_.releases == ()
     assert any("own aggregation rows" in text for text in clf.privacy_.not_covered)
     proba = clf.predict_proba(X_test)
@@ -258,7 +261,7 @@ def test_node_level_predict_is_a_recorded_release_covering_other_rows_only(data)
 
 def test_pickled_node_level_gap_holds_no_own_aggregation_row(data):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", **FAST).fit(X, y)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", **FAST).fit(X, y)
     proba = clf.predict_proba(X_test)
 
     def per_node_tensors(obj):
@@ -274,7 +277,7 @@ def test_pickled_node_level_gap_holds_no_own_aggregation_row(data):
     assert len(restored.privacy_.releases) == 2
     np.testing.assert_array_equal(proba, again)
     # Without a seed the repeated release draws fresh noise.
-    unseeded = GAPClassifier(epsilon=8.0, privacy_level="node",
+    unseeded = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained",
                              **{**FAST, "random_state": None}).fit(X, y)
     first = unseeded.predict_proba(X_test)
     second = pickle.loads(pickle.dumps(unseeded)).predict_proba(X_test)
@@ -426,7 +429,110 @@ def test_node_level_aggregates_predictions_by_default(data, cls, monkeypatch):
     for aggregate in ("auto", "embeddings"):
         widths.clear()
         fits[aggregate] = cls(epsilon=8.0, privacy_level="node", aggregate=aggregate,
-                              **FAST).fit(X, y)
+                              head="trained", **FAST).fit(X, y)
         assert set(widths) == {3 if aggregate == "auto" else 8}
     assert fits["auto"].epsilon_spent_ == fits["embeddings"].epsilon_spent_
     assert not any("aggregate='labels'" in a for a in fits["auto"].privacy_.assumptions)
+
+
+# ------------------------------------------------------------------ node level: the vote head
+VOTES = "PMA neighbour votes"
+
+
+def _vote_values(clf):
+    return [entry["value"] for entry in getattr(clf, "_release_cache_", [])
+            if entry["kind"] == VOTES]
+
+
+def test_vote_head_is_the_default_at_private_node_level_only(data):
+    X, y, X_test, _ = _split(data)
+    vote = GAPClassifier(epsilon=8.0, privacy_level="node", **FAST).fit(X, y)
+    assert vote._plan_.vote and vote.module_ is None
+    assert {record["stage"] for record in vote.history_} == {"encoder"}
+    assert "no classifier training" in vote.privacy_.mechanism
+    for other in (GAPClassifier(epsilon=8.0, **FAST),
+                  GAPClassifier(epsilon=math.inf, privacy_level="node", **FAST),
+                  ProGAPClassifier(epsilon=8.0, privacy_level="node", **FAST)):
+        assert not other.fit(X, y)._plan_.vote and other.module_ is not None
+
+
+@pytest.mark.parametrize("epsilon, hops", [(2.0, 1), (8.0, 1), (8.0, 2)])
+def test_vote_head_epsilon_is_the_by_hand_rdp_sum(data, epsilon, hops):
+    """The encoder alone is calibrated to 5/8 of epsilon; with the K Gaussians at the PMA
+    multiplier it composes to epsilon (opacus' RDP, an independent computation)."""
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(epsilon=epsilon, privacy_level="node", hops=hops, max_degree=20,
+                        batch_size=50, encoder_epochs=3, hidden_dim=8, random_state=0).fit(X, y)
+    sigma, encoder = clf.noise_multiplier_, clf._plan_.encoder.noise_multiplier
+    assert encoder != sigma and clf.sensitivity_ == pytest.approx(np.sqrt(20))
+    orders = np.arange(2, 128, dtype=float)
+    training = opacus_rdp(q=50 / 200, noise_multiplier=encoder, steps=3 * 4, orders=orders)
+    alone, _ = get_privacy_spent(orders=orders, rdp=training, delta=clf.delta_)
+    assert alone == pytest.approx(0.625 * epsilon, rel=0.05)
+    by_hand, _ = get_privacy_spent(orders=orders, rdp=training + hops * orders / (2 * sigma**2),
+                                   delta=clf.delta_)
+    assert clf.epsilon_spent_ <= epsilon and clf.epsilon_spent_ <= by_hand * (1 + 1e-6)
+    assert clf.epsilon_spent_ == pytest.approx(by_hand, rel=0.05)
+
+
+def test_vote_head_predicts_from_the_paid_fit_release_which_is_never_pickled(data):
+    X, y, X_test, _ = _split(data)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", **FAST).fit(X, y)
+    (votes,) = _vote_values(clf)
+    assert votes.shape == (300, 3)
+    proba = clf.predict_proba(X_test)
+    assert clf.privacy_.releases == () and np.isfinite(proba).all()  # paid in fit
+    assert any("own aggregation rows" in text for text in clf.privacy_.not_covered)
+    restored = pickle.loads(pickle.dumps(clf))
+    assert not any(t.ndim >= 2 and t.shape[0] == 300 for t in _tensors(restored))
+    restored.predict_proba(X_test)
+    (release,) = restored.privacy_.releases  # a new release, at the PMA multiplier
+    multiplier = clf.noise_multiplier_ / np.sqrt(clf._plan_.hops)
+    assert release["kind"] == VOTES and "own aggregation rows" in release["not_covered"]
+    assert _analytic_delta(multiplier, release["epsilon"]) <= clf.delta_ * (1 + 1e-8)
+    assert _analytic_delta(multiplier, release["epsilon"] * 0.999) > clf.delta_
+
+
+def _fresh_noise(first, second, weight=2.0):
+    """Two releases on the same graph differ by two independent noises: per-logit std
+    weight * sqrt(2). A replayed noise gives 0."""
+    return (first - second).std().item() == pytest.approx(weight * np.sqrt(2), rel=0.25)
+
+
+def test_differencing_two_vote_releases_finds_fresh_noise(data, monkeypatch):
+    """The adversary queries the unpickled estimator twice and differences the votes: with
+    fresh noise the difference is pure noise. A release that replays its stream (the broken
+    variant) gives identical votes, which the check catches."""
+    X, y, X_test, _ = _split(data)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node",
+                        **{**FAST, "random_state": None}).fit(X, y)
+    releases = []
+    for _ in range(2):
+        restored = pickle.loads(pickle.dumps(clf))
+        restored.predict_proba(X_test)
+        releases += _vote_values(restored)
+    assert _fresh_noise(*releases)
+
+    from skdpgraph.estimators import _base
+    monkeypatch.setattr(_base, "release_streams", lambda *args: RandomStreams(0))
+    broken = []
+    for _ in range(2):
+        restored = pickle.loads(pickle.dumps(clf))
+        restored.predict_proba(X_test)
+        broken += _vote_values(restored)
+    assert not _fresh_noise(*broken)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(head="vote"), "head='vote'.*privacy_level='node' with a finite epsilon.*'edge'"),
+    (dict(head="vote", privacy_level="node", epsilon=math.inf), "epsilon=inf"),
+    (dict(privacy_level="node", aggregate="embeddings"), "aggregate='embeddings' is not"),
+])
+def test_vote_head_refusals_name_the_parameter(data, kwargs, match):
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(**{**FAST, **kwargs})
+    with pytest.raises(ValueError, match=match):
+        clf.fit(X, y)
+    assert not hasattr(clf, "encoder_")
+    with pytest.raises(ValueError, match="head='vote' is GAPClassifier's"):
+        ProGAPClassifier(privacy_level="node", head="vote", **FAST).fit(X, y)

@@ -8,7 +8,8 @@ from opacus.accountants.analysis.rdp import compute_rdp as opacus_rdp
 from opacus.accountants.analysis.rdp import get_privacy_spent
 
 from skdpgraph.privacy import (
-    PrivacyBudgetError, compute_epsilon, compute_rdp, gap_node_event, noisy_sum_aggregation,
+    PrivacyBudgetError, compute_epsilon, compute_rdp, gap_node_event, noisy_neighbour_votes,
+    noisy_sum_aggregation,
     plan_dpsgd, pma_sensitivity, private_multi_hop_aggregation, row_normalize, sum_in_neighbours,
 )
 from skdpgraph.sampling import bound_out_degree
@@ -128,8 +129,21 @@ def test_node_event_matches_a_by_hand_rdp_sum():
     by_hand_equal = (opacus_rdp(q=128 / n, noise_multiplier=sigma, steps=230, orders=orders)
                      + hops * orders / (2 * sigma**2))
     np.testing.assert_allclose(compute_rdp(merged, orders=orders), by_hand_equal, rtol=1e-6)
-    with pytest.raises(ValueError, match="noise multiplier"):
-        gap_node_event(2 * sigma, hops, encoder, classifier)
+    # Each run carries its own multiplier: a vote-head plan (no classifier) with the encoder
+    # at 2 sigma, and a trained-head plan whose runs share a rate but not a multiplier.
+    loud = plan_dpsgd(steps=80, **{**common, "noise_multiplier": 2 * sigma})
+    vote = gap_node_event(sigma, hops, loud)
+    np.testing.assert_allclose(compute_rdp(vote, orders=orders), opacus_rdp(
+        q=128 / n, noise_multiplier=2 * sigma, steps=80, orders=orders)
+        + hops * orders / (2 * sigma**2), rtol=1e-6)
+    unmerged = gap_node_event(sigma, hops, loud, plan_dpsgd(steps=150, **common))
+    np.testing.assert_allclose(compute_rdp(unmerged, orders=orders), opacus_rdp(
+        q=128 / n, noise_multiplier=2 * sigma, steps=80, orders=orders)
+        + hops * orders / (2 * sigma**2)
+        + opacus_rdp(q=128 / n, noise_multiplier=sigma, steps=150, orders=orders), rtol=1e-6)
+    shuffled = plan_dpsgd(steps=80, **{**common, "sampling": "without_replacement"})
+    with pytest.raises(ValueError, match="Poisson sampling"):
+        gap_node_event(sigma, hops, shuffled)
 
 
 # ---------------------------------------------------------------- in-degree bound: own row charged
@@ -316,3 +330,72 @@ def test_row_normalize_matches_autograd_of_the_plain_expression():
     torch.testing.assert_close(grads[0][0], grads[1][0], rtol=0, atol=0)  # same forward
     torch.testing.assert_close(grads[0][1], grads[1][1])
     assert torch.autograd.gradcheck(row_normalize, (x[[0, 2, 3, 5]].clone().requires_grad_(),))
+
+
+# ---------------------------------------------------------------- the vote head's mechanism
+def _by_hand_votes(adjacency, own, hops, std, weight, seed):
+    """numpy: L_k = L_{k-1} + weight * (A rownorm(softmax(L_{k-1})) + noise) / std."""
+    generator = torch.Generator().manual_seed(seed)
+    dense, logits = adjacency.toarray(), own.numpy().astype(np.float64)
+    for _ in range(hops):
+        p = np.exp(logits - logits.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        noise = torch.randn(logits.shape, generator=generator).numpy()
+        counts = dense @ (p / np.linalg.norm(p, axis=1, keepdims=True)) + std * noise
+        logits = logits + weight * counts / std
+    return logits - own.numpy()
+
+
+@pytest.mark.parametrize("hops", [1, 2])
+def test_noisy_neighbour_votes_match_a_numpy_computation(hops):
+    rng = np.random.default_rng(0)
+    adjacency = bound_out_degree(sp.random(40, 40, density=0.2, random_state=0, format="csr"),
+                                 3, rng)
+    own = torch.log_softmax(torch.from_numpy(rng.normal(size=(40, 4))).float() * 3, -1)
+    votes = noisy_neighbour_votes(adjacency, own, hops, 0.7, 2.0,
+                                  torch.Generator().manual_seed(5))
+    np.testing.assert_allclose(votes.numpy(), _by_hand_votes(adjacency, own, hops, 0.7, 2.0, 5),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_noisy_neighbour_votes_put_weight_standard_deviations_of_noise_in_every_logit():
+    """Whatever the noise std (sigma * Delta), a node without in-neighbours gets votes
+    N(0, weight^2): the weight is in noise standard deviations."""
+    empty = sp.csr_matrix((5000, 5000))
+    own = torch.zeros(5000, 3)
+    for std in (0.1, 30.0):
+        votes = noisy_neighbour_votes(empty, own, 1, std, 2.0, torch.Generator().manual_seed(1))
+        assert votes.std().item() == pytest.approx(2.0, rel=0.03)
+        assert abs(votes.mean().item()) < 0.05
+
+
+def test_removing_one_node_moves_the_other_rows_vote_counts_by_at_most_sqrt_d():
+    """The counts sum unit-norm rows, so one node of out-degree <= D moves the other nodes'
+    rows by <= sqrt(D) in L2, however peaked its class probabilities (PMA's sensitivity)."""
+    rng = np.random.default_rng(1)
+    max_degree, n = 4, 60
+    adjacency = bound_out_degree(sp.random(n, n, density=0.3, random_state=1, format="csr"),
+                                 max_degree, rng).tocsr()
+    own = torch.from_numpy(rng.normal(size=(n, 5)) * 50).float().log_softmax(-1)
+    std, tiny = 1e-3, torch.Generator().manual_seed(0)
+
+    def counts(matrix):  # weight = std: votes = counts + N(0, std^2)
+        return noisy_neighbour_votes(matrix, own, 1, std, std, tiny.manual_seed(0)).numpy()
+
+    worst = 0.0
+    for v in range(n):
+        isolated = adjacency.tolil()
+        isolated[v, :] = 0
+        isolated[:, v] = 0
+        change = counts(adjacency) - counts(isolated.tocsr())
+        worst = max(worst, np.linalg.norm(np.delete(change, v, axis=0)))
+    assert 1.0 < worst <= np.sqrt(max_degree) + 1e-4
+
+
+def test_noisy_neighbour_votes_refuse_a_noiseless_or_hopless_call():
+    own = torch.zeros(3, 2)
+    adjacency = sp.csr_matrix((3, 3))
+    with pytest.raises(ValueError, match="hops must be >= 1"):
+        noisy_neighbour_votes(adjacency, own, 0, 1.0, 2.0, torch.Generator())
+    with pytest.raises(ValueError, match="noise_std and weight must be > 0"):
+        noisy_neighbour_votes(adjacency, own, 1, 0.0, 2.0, torch.Generator())
