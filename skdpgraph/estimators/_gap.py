@@ -145,14 +145,16 @@ class GAPClassifier(BaseDPClassifier):
     epsilon_spent_ : float
     delta_ : float
     noise_multiplier_ : float or None
-        sigma: PMA noise std / sensitivity (and node-level DP-SGD noise std / C).
+        sigma: PMA noise std / sensitivity (and, with node level's trained head, the DP-SGD
+        noise std / C; the vote head's encoder has its own, in ``privacy_.mechanism``).
     sensitivity_ : float
     privacy_ : PrivacyReport
     history_ : list of dict
         One record per epoch of the ``"encoder"`` stage, then of the ``"classifier"``
-        stage, with the running epsilon (not covered).
+        stage (none with the vote head), with the running epsilon (not covered).
     encoder_ : GAPEncoder
-    module_ : GAPClassificationModule
+    module_ : GAPClassificationModule or None
+        None with the vote head, which trains no classifier.
     device_ : torch.device
 
     Examples
