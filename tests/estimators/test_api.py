@@ -24,6 +24,8 @@ def _stages(name: str) -> list[str]:
         return ["stage 0", "stage 1", "stage 2"]  # hops=2: K + 1 stages
     if name == "RGNN":
         return [f"classifier {i}" for i in range(1, 6)]  # ensemble_size=5
+    if name == "GAP-node":
+        return ["encoder"]  # the vote head, node level's default, trains no classifier
     return ["encoder", "classifier"] if name.startswith("GAP") else ["classifier"]
 
 
@@ -73,6 +75,9 @@ def test_history_is_one_table_with_the_same_columns(name, data):
     epsilon = table["epsilon"].to_numpy()
     assert np.all(np.diff(epsilon) >= 0) and np.all(epsilon >= 0)
     if name == "FDP-private":  # the inference release is paid after training
+        assert epsilon[-1] < est.epsilon_spent_
+    elif name == "GAP-node":  # the vote head: the encoder's 5/8, then the votes' release
+        assert epsilon[-1] == pytest.approx(0.625 * est.epsilon, rel=0.02)
         assert epsilon[-1] < est.epsilon_spent_
     else:
         assert epsilon[-1] == pytest.approx(est.epsilon_spent_, rel=1e-9)
