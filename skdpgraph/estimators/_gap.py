@@ -32,8 +32,9 @@ class GAPClassifier(BaseDPClassifier):
 
     An encoder MLP, PMA (``hops`` noisy sums over in-neighbours) and a classifier on both
     (Sajadmanesh et al., USENIX Security 2023). At node level the default ``head="auto"``
-    replaces the trained classifier by noisy neighbour votes (see ``head``). Relation, unit, conditions and the cost of
-    ``predict``: the GAP section of the privacy-units guide, repeated in ``privacy_``.
+    replaces the trained classifier by noisy neighbour votes (see ``head``). Relation,
+    unit, conditions and the cost of ``predict``: the GAP section of the privacy-units
+    guide, repeated in ``privacy_``.
 
     Parameters
     ----------
@@ -87,7 +88,8 @@ class GAPClassifier(BaseDPClassifier):
         a classifier network (the GAP paper; at node level a second DP-SGD run).
         ``"vote"``: no second run; PMA sums the encoder's class probabilities, kept as
         counts, and a node's logits are its own log-probabilities plus, per hop,
-        2 x its noisy counts / the noise std (:func:`~skdpgraph.privacy.noisy_neighbour_votes`).
+        2 x its noisy counts / the noise std
+        (:func:`~skdpgraph.privacy.noisy_neighbour_votes`).
         The encoder's DP-SGD is calibrated alone to 5/8 of ``epsilon`` and the Gaussians
         take the rest. Only at node level with a finite ``epsilon``. ``"auto"``:
         ``"vote"`` there, else ``"trained"`` (see "How the defaults were chosen").
@@ -178,8 +180,8 @@ class GAPClassifier(BaseDPClassifier):
         **{name: [Interval(Integral, 1, None, closed="left")]
            for name in ("max_degree",)},
         **{name: [Interval(Integral, 1, None, closed="left"), None]
-           for name in ("encoder_layers", "hops", "hidden_dim", "epochs", "encoder_epochs", "batch_size",
-                        "max_in_degree")},
+           for name in ("encoder_layers", "hops", "hidden_dim", "epochs", "encoder_epochs",
+                        "batch_size", "max_in_degree")},
         "dropout": [Interval(Real, 0, 1, closed="left"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
                                 None],
@@ -284,7 +286,8 @@ class GAPClassifier(BaseDPClassifier):
         (nodes, y), held = self._split(nodes, y, plan, streams)
         width, classes = self._width, len(self.classes_)
         self.encoder_, encoder = self._stage(
-            lambda: GAPEncoder(graph.num_features, width, classes, num_layers=self._encoder_layers,
+            lambda: GAPEncoder(graph.num_features, width, classes,
+                               num_layers=self._encoder_layers,
                                activation=self.activation, dropout=self._dropout),
             plan, "encoder", lambda part: torch.from_numpy(np.asarray(part)), nodes, y, held,
             streams)
