@@ -64,7 +64,9 @@ _NODE_REASON = (
     "at epsilon=8 with defaults (5 seeds) it is ahead of node-level ProGAP on Amazon "
     "Computers (80.7 vs 78.2), Amazon Photo (88.6 vs 86.1) and Facebook (87.1 vs 84.7) "
     "(benchmarks/results/dpmlp-b1024-eps8-5seeds.jsonl, "
-    "issue13-node-eps8-5seeds-predictions.jsonl)")
+    "issue13-node-eps8-5seeds-predictions.jsonl). Node-level GAP's vote head scores higher "
+    "(83.7, 90.5, 87.2; gap-vote-node-eps8-5seeds.jsonl) but its guarantee leaves each "
+    "node's own aggregation row uncovered and assumes the degree bound, so it is not chosen")
 _FEATURES_REASON = (
     "DRWClassifier: with the structure public it trains a one-layer GNN on disjoint stars "
     "with DP-SGD; at epsilon=8 with defaults it is ahead of DP-MLP on Cora's public split "
