@@ -205,8 +205,8 @@ class GAPClassifier(BaseDPClassifier):
     @property
     def _head(self) -> str:
         """``head`` with ``"auto"`` resolved: the vote head for private node level."""
-        if self.head != "auto" or self._progressive:  # every ProGAP stage is trained
-            return "trained" if self._progressive else self.head
+        if self.head != "auto":
+            return self.head
         return "vote" if self._node_unit and not math.isinf(self.epsilon) else "trained"
 
     _vote = property(lambda self: self._head == "vote")

@@ -165,6 +165,7 @@ class ProGAPClassifier(GAPClassifier):
     """
 
     _progressive = True
+    _head = "trained"  # every stage is a trained classifier; head="vote" is refused
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams) -> None:
         graph = nodes.graph
