@@ -376,27 +376,31 @@ def _diverged(description: str, what: str, lr: float, plan: DPSGDPlan) -> str:
 class BestEpoch:
     """A ``train_dpsgd`` ``on_epoch`` callback that keeps the best epoch on held-out nodes.
 
-    After every epoch it records ``validation_accuracy`` on ``(inputs, labels)`` and
-    copies the weights when the accuracy improves; :meth:`restore` loads the best copy.
-    The selection reads the held-out labels without noise: use it only where they are
-    public (GAP's edge level, or a non-private fit); see
+    After every epoch it records ``validation_accuracy`` on the held-out nodes and copies
+    the weights when the accuracy improves; :meth:`restore` loads the best copy. The
+    selection reads the held-out labels without noise: use it only where they are public
+    (GAP's edge level, or a non-private fit); see
     :meth:`~skdpgraph.estimators._base.BaseDPClassifier._validation_size`.
 
     Parameters
     ----------
-    inputs : Tensor
-        Held-out model inputs, on the module's device.
+    inputs : Tensor or callable
+        Held-out model inputs, on the module's device, or ``inputs(module)`` returning the
+        held-out nodes' logits (for models that need more than one input tensor, such as
+        a subgraph GNN).
     labels : ndarray of shape (n,)
         Held-out labels (encoded as class indices).
     """
 
-    def __init__(self, inputs: torch.Tensor, labels: np.ndarray) -> None:
-        self.inputs, self.labels = inputs, np.asarray(labels)
+    def __init__(self, inputs: torch.Tensor | Callable[[nn.Module], torch.Tensor],
+                 labels: np.ndarray) -> None:
+        self.logits = inputs if callable(inputs) else (lambda module: module(inputs))
+        self.labels = np.asarray(labels)
         self.accuracy, self.state = -1.0, None
 
     def __call__(self, module: nn.Module, record: dict) -> None:
         with torch.no_grad():
-            predicted = module.eval()(self.inputs).argmax(-1).cpu().numpy()
+            predicted = self.logits(module.eval()).argmax(-1).cpu().numpy()
         module.train()
         record["validation_accuracy"] = accuracy = float((predicted == self.labels).mean())
         if accuracy > self.accuracy:

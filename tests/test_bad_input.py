@@ -634,7 +634,7 @@ def _(key):
 
 @case("validation_fraction_all", needs="validation_fraction")
 def _(key):
-    if key in ("GAP-node", "DPMLP"):  # private labels: refused whatever the fraction
+    if key in ("GAP-node", "DPMLP", "DRW", "FDP", "FDP-private_inference"):  # labels private
         return _param_case(key, "validation_fraction", 0.99, raises(
             ValueError, r"validation_fraction=0\.99 would select epochs on training labels "
             "that this fit protects"))

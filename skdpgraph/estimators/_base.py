@@ -27,9 +27,10 @@ One API across estimators (the rules every estimator follows):
 - ``validation_fraction`` holds out that fraction of the training nodes and keeps the
   epoch with the best accuracy on them. The default ``"auto"`` holds out 10% exactly where
   that costs no privacy: where the labels are public (GAP's edge level) or the fit is not
-  private (``epsilon=inf``), and only from 500 training nodes on; elsewhere it holds out
-  nothing. Where the labels are protected an explicit fraction is refused because it would
-  read them without accounting. ``None``: no split.
+  private (``epsilon=inf`` without a given ``noise_multiplier``), and only from 500
+  training nodes on; elsewhere it holds out nothing. Where the labels are protected an
+  explicit fraction is refused because it would read them without accounting. ``None``:
+  no split.
 - ``history_`` is a list of per-epoch records with the keys ``stage``, ``epoch``,
   ``loss``, ``train_accuracy``, ``validation_accuracy`` (None without a validation split)
   and ``epsilon`` (spent so far, from the plan's accountant), in training order over the
@@ -262,8 +263,12 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     _AUTO_VALIDATION_MIN_NODES = 500
 
     def _labels_public(self) -> bool:
-        """Whether this fit may read the training labels freely: not private by default."""
-        return math.isinf(self.epsilon)
+        """Whether this fit may read the training labels freely: only a non-private fit.
+
+        ``epsilon=inf`` with a given ``noise_multiplier`` is a private fit (its epsilon is
+        reported), so its labels stay protected.
+        """
+        return math.isinf(self.epsilon) and getattr(self, "noise_multiplier", None) is None
 
     def _validation_size(self, n: int) -> int:
         """How many of the ``n`` training nodes ``validation_fraction`` holds out (0: none).

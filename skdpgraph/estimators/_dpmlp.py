@@ -82,10 +82,10 @@ class DPMLPClassifier(BaseDPClassifier):
         and the fit fails, before training, if its epsilon exceeds ``epsilon``.
     validation_fraction : float, "auto" or None, default="auto"
         Hold out this fraction (in ``(0, 1)``) of the training nodes and keep the epoch
-        with the best accuracy on them. ``"auto"``: 10% when ``epsilon=inf`` (early
-        stopping of the non-private MLP; none below 500 training nodes), none when private, where
-        an explicit fraction is refused (it would read protected labels without
-        accounting). None: no split.
+        with the best accuracy on them. ``"auto"``: 10% for a non-private fit
+        (``epsilon=inf`` without ``noise_multiplier``: early stopping of the MLP; none
+        below 500 training nodes), none when private, where an explicit fraction is
+        refused (it would read protected labels without accounting). None: no split.
     random_state : int, RandomState instance or None, default=None
         Root of independent streams for initialisation, batch sampling, noise and the
         validation split. Leave it None in production: a known seed makes the noise

@@ -16,7 +16,7 @@ from skdpgraph.nn import DenseSubgraphGNN, root_cross_entropy
 from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, plan_until_budget, steps_for_epochs
 from skdpgraph.sampling import (SubgraphExamples, disjoint_random_walks, pad_subgraphs,
                                 rooted_random_walks)
-from skdpgraph.training import train_dpsgd
+from skdpgraph.training import BestEpoch, train_dpsgd
 
 __all__ = ["DRWClassifier"]
 
@@ -97,10 +97,16 @@ class DRWClassifier(BaseDPClassifier):
         lambda = noise std / (2C), > 0. None calibrates lambda to ``(epsilon, delta_)``.
         Given (the paper's mode), training runs for the most planned steps within
         ``epsilon``, fixed before training (``n_steps_``); ignored with ``epsilon=np.inf``.
+    validation_fraction : float, "auto" or None, default="auto"
+        Hold out this fraction (in ``(0, 1)``) of the training nodes (they root no
+        subgraph) and keep the epoch with the best accuracy on them. ``"auto"``: 10% when
+        ``epsilon=inf`` (early stopping of the non-private GNN; none below 500 training
+        nodes), none when private, where an explicit fraction is refused (it would read
+        protected labels without accounting). None: no split.
     random_state : int, RandomState instance or None, default=None
-        Root of the streams of the walks, batches, noise and initialisation, and of the
-        prediction walks' key (``prediction_key_``). Leave None in production: a known
-        seed makes the noise reproducible.
+        Root of the streams of the walks, batches, noise, initialisation and validation
+        split, and of the prediction walks' key (``prediction_key_``). Leave None in
+        production: a known seed makes the noise reproducible.
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
         Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
         The device used is ``device_``; it does not change the guarantee.
@@ -146,6 +152,8 @@ class DRWClassifier(BaseDPClassifier):
         "max_steps": [Interval(Integral, 1, None, closed="left"), None],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
         "lr": DPSGD_CONSTRAINTS["lr"] + [None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
+                                None],
     }
 
     _lr = property(lambda self: self.lr or (0.01 if math.isinf(self.epsilon) else 0.05))
@@ -153,7 +161,8 @@ class DRWClassifier(BaseDPClassifier):
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, sampler="drw-r", walk_length=1,
                  restarts=8, resample_every=10, batch_size=1024, num_layers=1, hidden_dim=16,
                  conv="gcn", lr=None, epochs=15, max_steps=None, max_grad_norm=1.0,
-                 noise_multiplier=None, random_state=None, device="auto", verbose=False):
+                 noise_multiplier=None, validation_fraction="auto", random_state=None,
+                 device="auto", verbose=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
         self.sampler, self.walk_length, self.restarts = sampler, walk_length, restarts
         self.resample_every, self.batch_size = resample_every, batch_size
@@ -161,7 +170,11 @@ class DRWClassifier(BaseDPClassifier):
         self.hidden_dim, self.conv, self.lr, self.epochs = hidden_dim, conv, lr, epochs
         self.max_steps, self.max_grad_norm = max_steps, max_grad_norm
         self.noise_multiplier, self.random_state = noise_multiplier, random_state
+        self.validation_fraction = validation_fraction
         self.device, self.verbose = device, verbose
+
+    def _labels_public(self) -> bool:  # noise_multiplier is ignored with epsilon=inf
+        return math.isinf(self.epsilon)
 
     @property
     def _restarts(self) -> int:
@@ -171,7 +184,7 @@ class DRWClassifier(BaseDPClassifier):
         return nodes.graph.num_nodes
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> DPSGDPlan:
-        m = len(nodes)
+        m = len(nodes) - self._validation_size(len(nodes))
         steps = self.max_steps or steps_for_epochs(self.epochs, m, self.batch_size)
         private = not math.isinf(self.epsilon)
         context = (f"DRWClassifier (sampler={self.sampler!r}, steps={steps}, "
@@ -187,6 +200,8 @@ class DRWClassifier(BaseDPClassifier):
     def _train(self, nodes: Nodes, y: np.ndarray, plan: DPSGDPlan,
                streams: RandomStreams) -> None:
         graph, walks = nodes.graph, streams.numpy("walks")
+        (nodes, y), held = self._holdout(nodes, y, len(y) - plan.num_examples, streams)
+        best = held and BestEpoch(self._held_out_logits(held[0], streams), held[1])
         examples = SubgraphExamples(
             graph, lambda: _trimmed(disjoint_random_walks(
                 graph.indptr, graph.indices, self.walk_length, restarts=self._restarts,
@@ -196,10 +211,20 @@ class DRWClassifier(BaseDPClassifier):
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
                                   conv=self.conv, num_layers=self.num_layers).to(self.device_)
         result = train_dpsgd(module, examples, root_cross_entropy, plan, lr=self._lr,
-                             **self._stage_options(plan, "classifier", streams))
-        self.module_, self.history_ = result.module.cpu(), result.history
+                             on_epoch=best, **self._stage_options(plan, "classifier", streams))
+        self.module_ = (best.restore(result.module) if best else result.module).cpu()
+        self.history_ = result.history
         self.noise_multiplier_, self.n_steps_ = plan.noise_multiplier, plan.steps
         self.prediction_key_ = prediction_key(self.random_state)
+
+    def _held_out_logits(self, held: Nodes, streams: RandomStreams):
+        """``logits(module)`` of the held-out nodes, each rooting one walk subgraph drawn once
+        (only where the labels are public: see ``validation_fraction``)."""
+        table = _trimmed(rooted_random_walks(
+            held.graph.indptr, held.graph.indices, np.asarray(held.index), self.walk_length,
+            restarts=self._restarts, generator=streams.numpy("walks")).nodes)
+        inputs = pad_subgraphs(held.graph, table, device=self.device_)
+        return lambda module: module(*inputs)
 
     def _unit_and_relation(self, graph) -> tuple[str, str]:
         return ("node (its features and label); graph structure public",

@@ -19,7 +19,7 @@ from skdpgraph.privacy import (FDPPlan, NeighbourSums, fdp_relation, inference_r
                                steps_for_epochs)
 from skdpgraph.sampling import StarExamples, bound_star_membership, star_members
 from skdpgraph.sampling._stars import star_rows
-from skdpgraph.training import train_dpsgd
+from skdpgraph.training import BestEpoch, train_dpsgd
 
 __all__ = ["FDPClassifier"]
 
@@ -90,9 +90,15 @@ class FDPClassifier(BaseDPClassifier):
         training graph's in ``fit`` (in ``epsilon_spent_``, so training gets more noise),
         others in ``privacy_.releases``. False: ``predict`` reads the exact graph and
         is not covered.
+    validation_fraction : float, "auto" or None, default="auto"
+        Hold out this fraction (in ``(0, 1)``) of the training nodes (they root no star)
+        and keep the epoch with the best accuracy on them. ``"auto"``: 10% for a
+        non-private fit (``epsilon=inf`` without ``noise_multiplier``: early stopping;
+        none below 500 training nodes), none when private, where an explicit fraction is
+        refused (it would read protected labels without accounting). None: no split.
     random_state : int, RandomState instance or None, default=None
-        Root of independent streams for degree sampling, batches, noise, initialisation
-        and each later release. Leave it None in production: a known seed makes the
+        Root of independent streams for degree sampling, batches, noise, initialisation,
+        the validation split and each later release. Leave it None in production: a known seed makes the
         noise reproducible.
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
         Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
@@ -142,12 +148,15 @@ class FDPClassifier(BaseDPClassifier):
         "activation": [StrOptions({"relu", "selu", "tanh", "elu", "gelu"})],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
         "private_inference": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
+                                None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, max_degree=1,
                  degree_sampler="bernoulli", hidden_dim=32, encoder_layers=1, activation="tanh",
                  epochs=None, lr=0.005, batch_size=4096, max_grad_norm=1.0, noise_multiplier=None,
-                 private_inference=False, random_state=None, device="auto", verbose=False):
+                 private_inference=False, validation_fraction="auto", random_state=None,
+                 device="auto", verbose=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
         self.max_degree, self.degree_sampler = max_degree, degree_sampler
         self.hidden_dim, self.encoder_layers = hidden_dim, encoder_layers
@@ -158,6 +167,7 @@ class FDPClassifier(BaseDPClassifier):
         self.max_grad_norm = max_grad_norm
         self.noise_multiplier = noise_multiplier
         self.private_inference = private_inference
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -166,7 +176,8 @@ class FDPClassifier(BaseDPClassifier):
         return nodes.graph.num_nodes
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> FDPPlan:
-        n, batch = len(nodes), min(int(self.batch_size), len(nodes))
+        n = len(nodes) - self._validation_size(len(nodes))
+        batch = min(int(self.batch_size), n)
         epochs = self._epochs(n, batch)
         return plan_fdp(
             epsilon=self.epsilon, delta=self.delta_, num_train=n, batch_size=batch,
@@ -182,6 +193,8 @@ class FDPClassifier(BaseDPClassifier):
         return math.ceil(_DEFAULT_STEPS / steps_for_epochs(1, num_train, batch_size))
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: FDPPlan, streams: RandomStreams) -> None:
+        (nodes, y), held = self._holdout(nodes, y, len(y) - plan.training.num_examples, streams)
+        best = held and BestEpoch(self._held_out_logits(held[0]), held[1])  # non-private fit
         graph, roots, k = nodes.graph, np.asarray(nodes.index), self._width(nodes.graph)
         degree = streams.numpy("degree")
         kept = bound_star_membership(graph, roots, k, degree, method=self.degree_sampler)
@@ -191,12 +204,20 @@ class FDPClassifier(BaseDPClassifier):
                                   conv="mean", num_layers=1, encoder_layers=self.encoder_layers,
                                   activation=self.activation, residual=True).to(self.device_)
         result = train_dpsgd(module, examples, root_cross_entropy, plan.training, lr=self.lr,
-                             **self._stage_options(plan, "classifier", streams))
-        self.module_ = result.module.cpu()
+                             on_epoch=best, **self._stage_options(plan, "classifier", streams))
+        self.module_ = (best.restore(result.module) if best else result.module).cpu()
         self.history_ = result.history
         self.noise_multiplier_ = plan.noise_multiplier
         if plan.private and plan.private_inference:  # paid by the plan's Gaussian term
             self._cache_release(graph, _RELEASE, self._neighbour_sums(graph, streams))
+
+    def _held_out_logits(self, held: Nodes):
+        """``logits(module)`` of the held-out nodes from their exact in-neighbours, as a
+        non-private ``predict`` (only where the labels are public: see
+        ``validation_fraction``)."""
+        roots = np.asarray(held.index)
+        rows = held.graph.adjacency()[roots]
+        return lambda module: root_logits(module, held.graph, roots, rows)
 
     def _running_epsilon(self, plan: FDPPlan, stage: str, steps: int) -> float:
         if not plan.private:  # the inference release comes after training
