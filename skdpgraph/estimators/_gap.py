@@ -86,9 +86,9 @@ class GAPClassifier(BaseDPClassifier):
     head : {"auto", "trained", "vote"}, default="auto"
         What predicts from each node's own features and its aggregations. ``"trained"``:
         a classifier network (the GAP paper; at node level a second DP-SGD run).
-        ``"vote"``: no second run; PMA sums the encoder's class probabilities, kept as
-        counts, and a node's logits are its own log-probabilities plus, per hop,
-        2 x its noisy counts / the noise std
+        ``"vote"``: no second run; PMA counts the encoder's predicted classes over
+        in-neighbours (one-hot rows, sums not normalised), and a node's logits are its own
+        log-probabilities plus, per hop, 2 x its noisy counts / the noise std
         (:func:`~skdpgraph.privacy.noisy_neighbour_votes`).
         The encoder's DP-SGD is calibrated alone to 5/8 of ``epsilon`` and the Gaussians
         take the rest. Only at node level with a finite ``epsilon``. ``"auto"``:
@@ -247,7 +247,7 @@ class GAPClassifier(BaseDPClassifier):
                 f"{self.privacy_level!r}, epsilon={self.epsilon:g}. Use head='auto'.")
         if self._vote and self.aggregate not in ("auto", "predictions"):
             raise ValueError(
-                f"{type(self).__name__}: the vote head aggregates class probabilities; "
+                f"{type(self).__name__}: the vote head counts predicted classes; "
                 f"aggregate={self.aggregate!r} is not possible with it (use 'auto').")
 
     def _known_labels(self, nodes: Nodes, y: np.ndarray):

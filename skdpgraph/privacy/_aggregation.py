@@ -187,16 +187,19 @@ def noisy_sum_aggregation(adjacency: sp.spmatrix | torch.Tensor, x: torch.Tensor
 def noisy_neighbour_votes(adjacency: sp.spmatrix, log_probabilities: torch.Tensor, hops: int,
                           noise_std: float, weight: float,
                           generator: torch.Generator) -> torch.Tensor:
-    """PMA on class probabilities, kept as vote counts: the logits that GAP's vote head adds.
+    """PMA on predicted classes, kept as vote counts: the logits that GAP's vote head adds.
 
-    Hop ``k`` sums, over each node's in-neighbours, their row-normalised class
-    probabilities ``softmax(L_{k-1})`` (``L_0`` = ``log_probabilities``) plus Gaussian noise
+    Hop ``k`` counts, over each node's in-neighbours, their predicted classes
+    ``argmax L_{k-1}`` (one-hot rows; ``L_0`` = ``log_probabilities``) plus Gaussian noise
     of std ``noise_std``, and adds ``weight * counts / noise_std`` to the logits:
-    ``L_k = L_{k-1} + weight * (A rownorm(softmax(L_{k-1})) + N(0, noise_std^2)) / noise_std``.
+    ``L_k = L_{k-1} + weight * (A onehot(argmax L_{k-1}) + N(0, noise_std^2)) / noise_std``.
     Every summed row has norm 1, so each hop is one PMA hop (same sensitivity); dividing by
     the noise std makes the noise in every logit N(0, weight^2), whatever sigma and D.
     Unlike :func:`private_multi_hop_aggregation` the sums are not normalised: a node with
-    more agreeing neighbours gets a stronger vote.
+    more agreeing neighbours gets a stronger vote. A one-hot row spends the whole unit
+    norm on one class, where a row-normalised probability vector spreads it: on Amazon
+    Photo and Computers (epsilon=8, 5 seeds, paired noise draws) hard votes scored 0.25
+    points above soft ones, and the same on Facebook (see "How the defaults were chosen").
 
     Parameters
     ----------
@@ -237,8 +240,8 @@ def noisy_neighbour_votes(adjacency: sp.spmatrix, log_probabilities: torch.Tenso
     own = log_probabilities.float()
     logits = own
     for _ in range(hops):
-        counts = noisy_sum_aggregation(matrix, row_normalize(logits.softmax(-1)), noise_std,
-                                       generator)
+        predicted = torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(own.dtype)
+        counts = noisy_sum_aggregation(matrix, predicted, noise_std, generator)
         logits = logits + (weight / noise_std) * counts
     return logits - own
 

@@ -287,7 +287,8 @@ class GAPPlan:
                 "hops of", "one-hop aggregations (one per stage, of that stage's embedding) of"))
         if self.vote:
             return (f"encoder {self.encoder.mechanism}; {pma.replace('sum aggregation', 'sums')}"
-                    " of the class probabilities (each hop on those after the previous votes), "
+                    " of the predicted classes, one-hot (each hop on those after the previous "
+                    "votes), "
                     "unnormalised; no classifier training: predictions add the votes, "
                     "weight x noisy counts / noise std, to the encoder's log-probabilities")
         if self.node_level:

@@ -334,14 +334,13 @@ def test_row_normalize_matches_autograd_of_the_plain_expression():
 
 # ---------------------------------------------------------------- the vote head's mechanism
 def _by_hand_votes(adjacency, own, hops, std, weight, seed):
-    """numpy: L_k = L_{k-1} + weight * (A rownorm(softmax(L_{k-1})) + noise) / std."""
+    """numpy: L_k = L_{k-1} + weight * (A onehot(argmax L_{k-1}) + noise) / std."""
     generator = torch.Generator().manual_seed(seed)
     dense, logits = adjacency.toarray(), own.numpy().astype(np.float64)
     for _ in range(hops):
-        p = np.exp(logits - logits.max(1, keepdims=True))
-        p /= p.sum(1, keepdims=True)
+        predicted = np.eye(logits.shape[1])[logits.argmax(1)]
         noise = torch.randn(logits.shape, generator=generator).numpy()
-        counts = dense @ (p / np.linalg.norm(p, axis=1, keepdims=True)) + std * noise
+        counts = dense @ predicted + std * noise
         logits = logits + weight * counts / std
     return logits - own.numpy()
 
@@ -370,8 +369,8 @@ def test_noisy_neighbour_votes_put_weight_standard_deviations_of_noise_in_every_
 
 
 def test_removing_one_node_moves_the_other_rows_vote_counts_by_at_most_sqrt_d():
-    """The counts sum unit-norm rows, so one node of out-degree <= D moves the other nodes'
-    rows by <= sqrt(D) in L2, however peaked its class probabilities (PMA's sensitivity)."""
+    """The counts sum one-hot rows, so one node of out-degree <= D moves the other nodes'
+    rows by <= sqrt(D) in L2 (PMA's sensitivity)."""
     rng = np.random.default_rng(1)
     max_degree, n = 4, 60
     adjacency = bound_out_degree(sp.random(n, n, density=0.3, random_state=1, format="csr"),
