@@ -98,8 +98,8 @@ class FDPClassifier(BaseDPClassifier):
         refused (it would read protected labels without accounting). None: no split.
     random_state : int, RandomState instance or None, default=None
         Root of independent streams for degree sampling, batches, noise, initialisation,
-        the validation split and each later release. Leave it None in production: a known seed makes the
-        noise reproducible.
+        the validation split and each later release. Leave it None in production: a known
+        seed makes the noise reproducible.
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
         Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
         The device used is ``device_``; it does not change the guarantee.
