@@ -1,13 +1,10 @@
 import math
-import warnings
 
 import numpy as np
 import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as rdp
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.model_selection import GridSearchCV
-from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdpgraph import DPMLPClassifier
@@ -18,13 +15,11 @@ from skdpgraph.model_selection import (
     draw_repetitions,
     neg_epsilon_spent,
     privacy_scoring,
-    privacy_spent,
     refit_within_budget,
     repeat_and_select_cost,
     search_cost,
     truncated_negative_binomial_gamma,
 )
-from skdpgraph.preprocessing import NodeFeatureTransformer, NonPrivateStepWarning
 from skdpgraph.privacy import PrivacyReport, poisson_dpsgd_event
 
 FAST = dict(epochs=2, hidden_dim=8, batch_size=64, random_state=0)

@@ -3,7 +3,6 @@
 import joblib
 import numpy as np
 import pytest
-from sklearn.metrics import make_scorer
 from sklearn.model_selection import (GridSearchCV, StratifiedKFold, cross_val_score,
                                      train_test_split)
 from sklearn.pipeline import Pipeline
