@@ -72,18 +72,18 @@ class DRWClassifier(BaseDPClassifier):
         enters the accountant. Large batches divide the noise by more examples per step.
     num_layers : int, default=1
         Message-passing layers of the GNN (1 or 2). It does not change the accountant.
-    hidden_dim : int, default=16
-        Width of the GNN's layers, at least 1. It does not change the accountant; fewer
-        weights take less of the noise (see :ref:`defaults`).
+    hidden_dim : int, default=64
+        Width of the GNN's layers, at least 1. It does not change the accountant (see
+        :ref:`defaults` for how 64 was chosen).
     conv : {"gcn", "sage"}, default="gcn"
         Graph convolution inside each subgraph: GCN or GraphSAGE. It does not change the
         accountant.
-    lr : float, default=None
-        Learning rate of Adam, in ``(0, 1e30]``; None: 0.05 for a private fit, 0.01 for
-        ``epsilon=inf`` (without clipping and noise, 0.05 diverges: on Amazon Computers the
-        non-private fit fell to the majority class, 37.4, against 80.6 with 0.01). It does
-        not change the accountant.
-    epochs : int, default=15
+    lr : float, default=0.01
+        Learning rate of Adam, in ``(0, 1e30]``. Private fits take many small noisy steps
+        (their noise averages out better than over a few large ones); without clipping and
+        noise, 0.05 diverged (Amazon Computers fell to the majority class). It does not
+        change the accountant.
+    epochs : int, default=50
         Passes of ``ceil(n_train / batch_size)`` steps each; ignored if ``max_steps`` is
         set. More steps mean more noise at a fixed ``epsilon``.
     max_steps : int, default=None
@@ -151,16 +151,13 @@ class DRWClassifier(BaseDPClassifier):
         "conv": [StrOptions({"gcn", "sage"})],
         "max_steps": [Interval(Integral, 1, None, closed="left"), None],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
-        "lr": DPSGD_CONSTRAINTS["lr"] + [None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
                                 None],
     }
 
-    _lr = property(lambda self: self.lr or (0.01 if math.isinf(self.epsilon) else 0.05))
-
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, sampler="drw-r", walk_length=1,
-                 restarts=8, resample_every=10, batch_size=1024, num_layers=1, hidden_dim=16,
-                 conv="gcn", lr=None, epochs=15, max_steps=None, max_grad_norm=1.0,
+                 restarts=8, resample_every=10, batch_size=1024, num_layers=1, hidden_dim=64,
+                 conv="gcn", lr=0.01, epochs=50, max_steps=None, max_grad_norm=1.0,
                  noise_multiplier=None, validation_fraction="auto", random_state=None,
                  device="auto", verbose=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
@@ -210,7 +207,7 @@ class DRWClassifier(BaseDPClassifier):
             resample_every=self.resample_every if self.sampler == "drw-d" else None)
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
                                   conv=self.conv, num_layers=self.num_layers).to(self.device_)
-        result = train_dpsgd(module, examples, root_cross_entropy, plan, lr=self._lr,
+        result = train_dpsgd(module, examples, root_cross_entropy, plan, lr=self.lr,
                              on_epoch=best, **self._stage_options(plan, "classifier", streams))
         self.module_ = (best.restore(result.module) if best else result.module).cpu()
         self.history_ = result.history

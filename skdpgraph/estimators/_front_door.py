@@ -65,14 +65,14 @@ _NODE_REASON = (
     "Computers (80.7 vs 78.2), Amazon Photo (88.6 vs 86.1) and Facebook (87.1 vs 84.7) "
     "(benchmarks/results/dpmlp-b1024-eps8-5seeds.jsonl, "
     "issue13-node-eps8-5seeds-predictions.jsonl). Node-level GAP's vote head scores higher "
-    "(83.7, 90.5, 87.2; gap-vote-node-eps8-5seeds.jsonl) but its guarantee leaves each "
+    "(83.7, 90.6, 87.2; gap-vote-hard-5seeds.jsonl) but its guarantee leaves each "
     "node's own aggregation row uncovered and assumes the degree bound, so it is not chosen")
 _FEATURES_REASON = (
     "DRWClassifier: with the structure public it trains a one-layer GNN on disjoint stars "
-    "with DP-SGD; at epsilon=8 with defaults it is ahead of DP-MLP on Cora's public split "
-    "(32.9 vs 26.2) and Amazon Photo (89.3 vs 88.6) and behind on Amazon Computers (77.9 vs "
-    "80.7) and Facebook (86.3 vs 87.1) (benchmarks/results/drwfdp-*.json*, "
-    "dpmlp-b1024-eps8-5seeds.jsonl)")
+    "with DP-SGD; at epsilon=8 with defaults (5 seeds) it is ahead of DP-MLP on Amazon "
+    "Computers (83.1 vs 80.7), Amazon Photo (91.4 vs 88.6), Facebook (89.1 vs 87.1) and "
+    "Cora's public split (30.6 vs 26.2) (benchmarks/results/drw-defaults-5seeds.jsonl, "
+    "drw-cora-public-eps8.jsonl, dpmlp-b1024-eps8-5seeds.jsonl)")
 _LOCAL_REASON = (
     "RGNNClassifier: the only estimator whose data are randomised by each node before "
     "collection (local DP)")

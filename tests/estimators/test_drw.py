@@ -291,20 +291,3 @@ def test_paper_mode_plan_is_cut_before_training(data, monkeypatch):
                         hidden_dim=8, random_state=0).fit(data.nodes()[:64], data.y[:64])
     assert isinstance(plans[0], UntilBudgetPlan) and plans[0].steps == clf.n_steps_ < 500
     assert plans[0].planned_steps == 500
-
-
-@pytest.mark.parametrize("epsilon, lr, expected", [(8.0, None, 0.05), (math.inf, None, 0.01),
-                                                   (math.inf, 0.2, 0.2)])
-def test_default_learning_rate_depends_on_privacy(monkeypatch, epsilon, lr, expected):
-    """lr=None: 0.05 for DP-SGD, 0.01 without clipping and noise (0.05 diverged there)."""
-    seen = []
-    original = drw_module.train_dpsgd
-
-    def spy(*args, lr, **kwargs):
-        seen.append(lr)
-        return original(*args, lr=lr, **kwargs)
-    monkeypatch.setattr(drw_module, "train_dpsgd", spy)
-    data = make_csbm(n_nodes=120, n_classes=3, n_features=8, random_state=0)
-    clf = DRWClassifier(epsilon=epsilon, lr=lr, epochs=1, random_state=0)
-    clf.fit(data.nodes()[:80], data.y[:80])
-    assert seen == [expected]
