@@ -199,7 +199,8 @@ def noisy_neighbour_votes(adjacency: sp.spmatrix, log_probabilities: torch.Tenso
     more agreeing neighbours gets a stronger vote. A one-hot row spends the whole unit
     norm on one class, where a row-normalised probability vector spreads it: on Amazon
     Photo and Computers (epsilon=8, 5 seeds, paired noise draws) hard votes scored 0.25
-    points above soft ones, and the same on Facebook (see "How the defaults were chosen").
+    points above soft ones, and level with them on Facebook (see "How the defaults were
+    chosen").
 
     Parameters
     ----------
