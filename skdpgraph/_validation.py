@@ -89,6 +89,7 @@ DPSGD_CONSTRAINTS: dict[str, list] = {
     "lr": [Interval(Real, 0, MAX_LR, closed="right")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
     "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}), None],
 }
 
 

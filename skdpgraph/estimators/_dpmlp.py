@@ -141,8 +141,6 @@ class DPMLPClassifier(BaseDPClassifier):
         "activation": [StrOptions({"relu", "selu", "tanh", "elu", "gelu"})],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
-                                None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, hidden_dim=64, num_layers=2,

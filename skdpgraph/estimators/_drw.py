@@ -151,8 +151,6 @@ class DRWClassifier(BaseDPClassifier):
         "conv": [StrOptions({"gcn", "sage"})],
         "max_steps": [Interval(Integral, 1, None, closed="left"), None],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
-                                None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, sampler="drw-r", walk_length=1,

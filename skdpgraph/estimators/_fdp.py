@@ -148,8 +148,6 @@ class FDPClassifier(BaseDPClassifier):
         "activation": [StrOptions({"relu", "selu", "tanh", "elu", "gelu"})],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
         "private_inference": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
-                                None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, max_degree=1,

@@ -183,8 +183,6 @@ class GAPClassifier(BaseDPClassifier):
            for name in ("encoder_layers", "hops", "hidden_dim", "epochs", "encoder_epochs",
                         "batch_size", "max_in_degree")},
         "dropout": [Interval(Real, 0, 1, closed="left"), None],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
-                                None],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, privacy_level="edge", hops=None,
