@@ -13,13 +13,12 @@ from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DP_CONSTRAINTS, DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn import CONVS, GNN, ProbabilityAverage, train_llp_gnn
+from skdpgraph.nn import CONVS, GNN, InNeighbourMean, ProbabilityAverage, train_llp_gnn
 from skdpgraph.preprocessing import (bag_label_proportions, holdout_split,
                                      mean_propagation_operator, noisy_label_means,
                                      propagation_hops, reconstruct_labels)
 from skdpgraph.preprocessing._randomizers import client_generators, feature_schema
 from skdpgraph.preprocessing._reconstruction import reconstruct_from_clients
-from skdpgraph.preprocessing._sparse import torch_csr
 from skdpgraph.privacy import (LocalDPPlan, grr_fs_epsilon, grr_probabilities, grr_randomize,
                                label_transition_matrix, plan_local_grr)
 from skdpgraph.privacy._local import split_local_budget
@@ -385,14 +384,15 @@ def _rounds(setting, epsilon: float, searched) -> int:
     return 0 if np.isinf(epsilon) else searched()
 
 
-def _structure(graph: Graph, conv: str) -> torch.Tensor:
+def _structure(graph: Graph, conv: str) -> torch.Tensor | InNeighbourMean:
     """The graph as the GNN reads it: the same messages, in the fastest form for ``conv``.
 
-    SAGE's mean runs as a fused sparse product over the in-adjacency (torch CSR, row =
-    target): no per-edge message tensor, which at 10^7 edges and 128 features took 5 GB
-    and 3x the time. GCN (whose normalisation builds sparse tensors that warn) and GAT
-    (which weighs every edge) keep ``edge_index``.
+    SAGE's mean is an :class:`~skdpgraph.nn.InNeighbourMean`: sparse products with the
+    row-normalised in-adjacency and its stored transpose, with no per-edge message tensor
+    (which at 10^7 edges and 128 features took 5 GB and 3x the time). GCN (whose
+    normalisation builds sparse tensors that warn) and GAT (which weighs every edge) keep
+    ``edge_index``.
     """
     if conv == "sage":
-        return torch_csr(graph.adjacency(), np.float32)
+        return InNeighbourMean(graph.adjacency())
     return torch.tensor(graph.edge_index)

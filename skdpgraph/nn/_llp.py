@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from skdpgraph._progress import EpochProgress, epoch_record
+from skdpgraph.nn._gnn import InNeighbourMean
 
 __all__ = ["forward_corrected_loss", "llp_loss", "train_llp_gnn"]
 
@@ -214,6 +215,6 @@ def _supervision(targets, transition, device):
 
 
 def _tensor(value, device: torch.device) -> torch.Tensor:
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, (torch.Tensor, InNeighbourMean)):
         return value.to(device)
     return torch.tensor(np.asarray(value), device=device)

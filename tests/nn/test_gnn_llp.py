@@ -137,3 +137,105 @@ def test_probability_average_averages_the_members_probabilities():
     out = ProbabilityAverage(members)(x, edge_index)
     assert torch.allclose(out.softmax(-1), mean, atol=1e-6)
     assert not torch.allclose(mean, members[0](x, edge_index).softmax(-1))
+
+
+@pytest.mark.parametrize("widths", [(12, 5), (5, 12), (6, 6)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_sage_projects_first_with_pyg_outputs_and_gradients(widths, sparse):
+    """GNN's SAGE layer equals PyG's SAGEConv with the same weights, projecting first or not.
+
+    Node 4 has no in-neighbours (its aggregation is the bias alone in both orders).
+    """
+    import scipy.sparse as sp
+    from torch_geometric.nn import SAGEConv
+
+    from skdpgraph.nn._gnn import _mean_sage
+    from skdpgraph.preprocessing._sparse import torch_csr
+
+    torch.manual_seed(0)
+    source, target = [0, 1, 2, 3, 0, 2], [1, 2, 3, 0, 3, 1]
+    edges = torch.tensor([source, target])
+    adjacency = (torch_csr(sp.csr_matrix((np.ones(6), (target, source)), shape=(5, 5)),
+                           np.float32) if sparse else edges)
+    ours, reference = _mean_sage()(*widths), SAGEConv(*widths)
+    reference.load_state_dict(ours.state_dict())
+    x = torch.randn(5, widths[0], requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_()
+    out, expected = ours(x, adjacency), reference(x_ref, adjacency)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(out[4], reference.lin_r(x_ref[4]) + reference.lin_l.bias)
+    weights = torch.randn_like(out)
+    (out * weights).sum().backward()
+    (expected * weights).sum().backward()
+    torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-5, atol=1e-6)
+    for (name, p), q in zip(ours.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_sage_gnn_pickles_into_a_fresh_process(tmp_path):
+    """The SAGE subclass is built lazily; a pickled GNN must still load where it is not built."""
+    import pickle
+    import subprocess
+    import sys
+
+    gnn = GNN(6, 4, 2).eval()
+    x, edges = torch.randn(5, 6), torch.tensor([[0, 1, 2], [1, 2, 3]])
+    path = tmp_path / "gnn.pkl"
+    path.write_bytes(pickle.dumps((gnn, x, edges, gnn(x, edges))))
+    code = ("import pickle, sys, torch; gnn, x, e, out = pickle.load(open(sys.argv[1], 'rb')); "
+            "assert torch.equal(gnn(x, e), out), 'outputs differ'")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_in_neighbour_mean_matches_pyg_sage_with_gradients():
+    """SAGE on an InNeighbourMean equals PyG's SAGEConv on edge_index, values and gradients.
+
+    Duplicate edges count once in both (PyG's mean counts each listed edge, so the reference
+    graph lists each once); node 4 has no in-neighbours.
+    """
+    import scipy.sparse as sp
+    from torch_geometric.nn import SAGEConv
+
+    from skdpgraph.nn import InNeighbourMean
+    from skdpgraph.nn._gnn import _mean_sage
+
+    torch.manual_seed(1)
+    source, target = [0, 1, 2, 3, 0, 2, 3], [1, 2, 3, 0, 3, 1, 1]
+    edges = torch.tensor([source, target])
+    doubled = sp.csr_matrix((np.ones(8), (target + [1], source + [3])), shape=(5, 5))
+    mean = InNeighbourMean(doubled)  # the duplicate (3 -> 1) is one edge
+    for widths in [(9, 4), (4, 9)]:
+        ours, reference = _mean_sage()(*widths), SAGEConv(*widths)
+        reference.load_state_dict(ours.state_dict())
+        x = torch.randn(5, widths[0], requires_grad=True)
+        x_ref = x.detach().clone().requires_grad_()
+        out, expected = ours(x, mean), reference(x_ref, edges)
+        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
+        weights = torch.randn_like(out)
+        (out * weights).sum().backward()
+        (expected * weights).sum().backward()
+        torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-5, atol=1e-6)
+        for p, q in zip(ours.parameters(), reference.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="SAGEConv's defaults"):
+        _mean_sage()(4, 2, normalize=True)(torch.randn(5, 4), mean)
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
+def test_uniform_dropout_keeps_entries_at_the_rate_of_torch_dropout(p):
+    """Kept fraction within 5 standard errors of 1 - p, kept entries scaled by 1 / (1 - p),
+    gradients through the same mask; identity in eval mode and at p = 0."""
+    from skdpgraph.nn._gnn import UniformDropout
+
+    torch.manual_seed(0)
+    x = torch.ones(200_000, requires_grad=True)
+    out = UniformDropout(p)(x)
+    kept = out != 0
+    n = x.numel()
+    assert abs(float(kept.float().mean()) - (1 - p)) < 5 * ((p * (1 - p) / n) ** 0.5)
+    torch.testing.assert_close(out[kept], torch.full((int(kept.sum()),), 1 / (1 - p)))
+    out.sum().backward()
+    torch.testing.assert_close(x.grad, out.detach())
+    assert torch.equal(UniformDropout(p).eval()(x), x)
+    assert torch.equal(UniformDropout(0.0)(x), x)
