@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from skdpgraph.nn._dropout import UniformDropout
 from skdpgraph.nn._mlp import MLP, make_activation
 
 __all__ = ["DenseSubgraphConv", "DenseSubgraphGNN", "normalize_dense_adjacency"]
@@ -124,7 +125,7 @@ class DenseSubgraphGNN(nn.Module):
             self.convs.append(DenseSubgraphConv(width, hidden_dim, conv))
             width = hidden_dim
         self.activation = make_activation(activation)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = UniformDropout(dropout)
         self.decoder = nn.Linear(width, out_dim)
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

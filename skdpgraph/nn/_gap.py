@@ -6,13 +6,13 @@ per-example gradients and the same modules serve edge- and node-level training.
 
 from __future__ import annotations
 
-import torch
-from torch import nn
-
 from typing import Any
 
 import numpy as np
+import torch
+from torch import nn
 
+from skdpgraph.nn._dropout import UniformDropout
 from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.privacy._aggregation import row_normalize
 
@@ -56,7 +56,7 @@ class GAPEncoder(nn.Module):
         super().__init__()
         self.body = MLP(in_dim, hidden_dim, hidden_dim, num_layers=num_layers,
                         activation=activation, dropout=dropout, activate_last=True)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = UniformDropout(dropout)
         self.head = nn.Linear(hidden_dim, num_classes)
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:
@@ -114,7 +114,7 @@ class GAPClassificationModule(nn.Module):
                                         for _ in range(hops + 1))
         width = hidden_dim * (hops + 1) if combine == "cat" else hidden_dim
         self.activation = make_activation(activation)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = UniformDropout(dropout)
         self.head = MLP(width, hidden_dim, num_classes, num_layers=head_layers,
                         activation=activation, dropout=dropout)
 
@@ -169,7 +169,7 @@ class ProgressiveStage(nn.Module):
                                            combine=combine, activation=activation,
                                            dropout=dropout, in_dim=in_dim)
         self.activation = make_activation(activation)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = UniformDropout(dropout)
         self.head = nn.Linear(hidden_dim, num_classes)
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from skdpgraph.nn._dropout import UniformDropout
+
 __all__ = ["MLP", "make_activation"]
 
 _ACTIVATIONS = {"relu": nn.ReLU, "selu": nn.SELU, "tanh": nn.Tanh, "elu": nn.ELU, "gelu": nn.GELU}
@@ -57,7 +59,7 @@ class MLP(nn.Module):
             if i > 0:
                 layers.append(make_activation(activation))
                 if dropout:
-                    layers.append(nn.Dropout(dropout))
+                    layers.append(UniformDropout(dropout))
             layers.append(nn.Linear(fan_in, fan_out))
         if activate_last:
             layers.append(make_activation(activation))

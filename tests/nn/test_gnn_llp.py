@@ -226,7 +226,7 @@ def test_in_neighbour_mean_matches_pyg_sage_with_gradients():
 def test_uniform_dropout_keeps_entries_at_the_rate_of_torch_dropout(p):
     """Kept fraction within 5 standard errors of 1 - p, kept entries scaled by 1 / (1 - p),
     gradients through the same mask; identity in eval mode and at p = 0."""
-    from skdpgraph.nn._gnn import UniformDropout
+    from skdpgraph.nn._dropout import UniformDropout
 
     torch.manual_seed(0)
     x = torch.ones(200_000, requires_grad=True)
