@@ -3,6 +3,7 @@
 from skdpgraph._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "_dropout": ["UniformDropout"],
     "_dense": ["DenseSubgraphConv", "DenseSubgraphGNN", "normalize_dense_adjacency"],
     "_gap": ["GAPClassificationModule", "GAPEncoder", "ProgressiveStage"],
     "_gnn": ["CONVS", "GNN", "InNeighbourMean", "ProbabilityAverage"],

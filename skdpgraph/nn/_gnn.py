@@ -109,11 +109,13 @@ class InNeighbourMean:
         self.transposed = torch_csr(pattern.T.tocsr(), np.float32)
 
     def to(self, device: torch.device | str) -> "InNeighbourMean":
+        """The same mean with both matrices on ``device``."""
         moved = InNeighbourMean()
         moved.matrix, moved.transposed = self.matrix.to(device), self.transposed.to(device)
         return moved
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """The mean of ``x`` (shape ``(n, d)``) over each node's in-neighbours."""
         return _SparseProduct.apply(self.matrix, self.transposed, x)
 
 
