@@ -139,6 +139,31 @@ def test_probability_average_averages_the_members_probabilities():
     assert not torch.allclose(mean, members[0](x, edge_index).softmax(-1))
 
 
+def _assert_sage_matches_pyg(widths, structure, reference_structure):
+    """Our SAGE layer on ``structure`` against PyG's SAGEConv (same weights) on
+    ``reference_structure``: outputs, input gradients and parameter gradients.
+
+    Returns the reference layer, its input and our output for further checks.
+    """
+    from torch_geometric.nn import SAGEConv
+
+    from skdpgraph.nn._gnn import _mean_sage
+
+    ours, reference = _mean_sage()(*widths), SAGEConv(*widths)
+    reference.load_state_dict(ours.state_dict())
+    x = torch.randn(5, widths[0], requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_()
+    out, expected = ours(x, structure), reference(x_ref, reference_structure)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
+    weights = torch.randn_like(out)
+    (out * weights).sum().backward()
+    (expected * weights).sum().backward()
+    torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-5, atol=1e-6)
+    for (name, p), q in zip(ours.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6, msg=name)
+    return reference, x_ref, out.detach()
+
+
 @pytest.mark.parametrize("widths", [(12, 5), (5, 12), (6, 6)])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_sage_projects_first_with_pyg_outputs_and_gradients(widths, sparse):
@@ -147,9 +172,7 @@ def test_sage_projects_first_with_pyg_outputs_and_gradients(widths, sparse):
     Node 4 has no in-neighbours (its aggregation is the bias alone in both orders).
     """
     import scipy.sparse as sp
-    from torch_geometric.nn import SAGEConv
 
-    from skdpgraph.nn._gnn import _mean_sage
     from skdpgraph.preprocessing._sparse import torch_csr
 
     torch.manual_seed(0)
@@ -157,19 +180,8 @@ def test_sage_projects_first_with_pyg_outputs_and_gradients(widths, sparse):
     edges = torch.tensor([source, target])
     adjacency = (torch_csr(sp.csr_matrix((np.ones(6), (target, source)), shape=(5, 5)),
                            np.float32) if sparse else edges)
-    ours, reference = _mean_sage()(*widths), SAGEConv(*widths)
-    reference.load_state_dict(ours.state_dict())
-    x = torch.randn(5, widths[0], requires_grad=True)
-    x_ref = x.detach().clone().requires_grad_()
-    out, expected = ours(x, adjacency), reference(x_ref, adjacency)
-    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(out[4], reference.lin_r(x_ref[4]) + reference.lin_l.bias)
-    weights = torch.randn_like(out)
-    (out * weights).sum().backward()
-    (expected * weights).sum().backward()
-    torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-5, atol=1e-6)
-    for (name, p), q in zip(ours.named_parameters(), reference.parameters()):
-        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6, msg=name)
+    reference, x_ref, out = _assert_sage_matches_pyg(widths, adjacency, adjacency)
+    torch.testing.assert_close(out[4], (reference.lin_r(x_ref[4]) + reference.lin_l.bias).detach())
 
 
 def test_sage_gnn_pickles_into_a_fresh_process(tmp_path):
@@ -195,7 +207,6 @@ def test_in_neighbour_mean_matches_pyg_sage_with_gradients():
     graph lists each once); node 4 has no in-neighbours.
     """
     import scipy.sparse as sp
-    from torch_geometric.nn import SAGEConv
 
     from skdpgraph.nn import InNeighbourMean
     from skdpgraph.nn._gnn import _mean_sage
@@ -206,18 +217,7 @@ def test_in_neighbour_mean_matches_pyg_sage_with_gradients():
     doubled = sp.csr_matrix((np.ones(8), (target + [1], source + [3])), shape=(5, 5))
     mean = InNeighbourMean(doubled)  # the duplicate (3 -> 1) is one edge
     for widths in [(9, 4), (4, 9)]:
-        ours, reference = _mean_sage()(*widths), SAGEConv(*widths)
-        reference.load_state_dict(ours.state_dict())
-        x = torch.randn(5, widths[0], requires_grad=True)
-        x_ref = x.detach().clone().requires_grad_()
-        out, expected = ours(x, mean), reference(x_ref, edges)
-        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
-        weights = torch.randn_like(out)
-        (out * weights).sum().backward()
-        (expected * weights).sum().backward()
-        torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-5, atol=1e-6)
-        for p, q in zip(ours.parameters(), reference.parameters()):
-            torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6)
+        _assert_sage_matches_pyg(widths, mean, edges)
     with pytest.raises(ValueError, match="SAGEConv's defaults"):
         _mean_sage()(4, 2, normalize=True)(torch.randn(5, 4), mean)
 
