@@ -111,7 +111,7 @@ def clear_accountant_caches():
     """Forget every cached RDP curve and noise calibration, as in a fresh process."""
     from skdpgraph.privacy import _fdp, _gaussian, _plan
 
-    for cached in (_plan._one_step_rdp, _plan._calibrated_noise_multiplier, _fdp._calibrated,
+    for cached in (_plan._one_step_curve, _plan._calibrated_noise_multiplier, _fdp._calibrated,
                    _gaussian.gaussian_epsilon):
         cached.cache_clear()
 

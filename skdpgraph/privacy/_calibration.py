@@ -44,7 +44,8 @@ def _log_interpolate(low: float, eps_low: float, high: float, eps_high: float,
 
 def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_epsilon: float,
                                *, context: str = "calibration", rtol: float = 0.01,
-                               max_iterations: int = 100) -> float:
+                               max_iterations: int = 100,
+                               upper_bound_for: Callable[[float], float] | None = None) -> float:
     """Smallest noise multiplier (up to ``rtol``) whose epsilon does not exceed the target.
 
     A bracketing search on ``sigma``, assuming ``epsilon_for`` decreases in ``sigma``:
@@ -65,6 +66,13 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
         ``"GAPClassifier (privacy_level='node', hops=2, epochs=10)"``).
     rtol : float, default=0.01
         Relative tolerance below the target.
+    max_iterations : int, default=100
+        Most secant or bisection steps once the target is bracketed.
+    upper_bound_for : callable, optional
+        A cheaper function with ``upper_bound_for(sigma) >= epsilon_for(sigma)`` for every
+        sigma (for example the same accountant on fewer RDP orders). The search first
+        calibrates on it, then refines on ``epsilon_for`` from the multiplier found, which
+        already meets the target; the result is the same as without it, up to ``rtol``.
 
     Returns
     -------
@@ -90,11 +98,18 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
     def evaluate(sigma: float) -> float:
         return _safe_epsilon(epsilon_for, sigma, context)
 
+    sigma, first_step = 1.0, 2.0
+    if upper_bound_for is not None:
+        try:
+            sigma = calibrate_noise_multiplier(upper_bound_for, target_epsilon, context=context,
+                                               rtol=rtol, max_iterations=max_iterations)
+            first_step = 1.05  # the bound is a few percent loose: the answer is close below
+        except PrivacyBudgetError:  # the looser bound may fail where epsilon_for does not
+            pass
     goal = (1 - rtol / 2) * target_epsilon
-    # Bracket the target: start at 1, then extrapolate in log-log space from the last two
+    # Bracket the target: start at sigma, then extrapolate in log-log space from the last two
     # points (overshooting by 10%), at most 16x per step, within [0.01, 1e6].
     previous, eps_previous = None, None
-    sigma = 1.0
     while True:
         eps = evaluate(sigma)
         if previous is not None and (eps <= target_epsilon) != (eps_previous <= target_epsilon):
@@ -106,8 +121,10 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
         if previous is not None:
             pair = sorted([(previous, eps_previous), (sigma, eps)])
             guess = _log_interpolate(pair[0][0], pair[0][1], pair[1][0], pair[1][1], goal)
-        # No guess, or one that underflowed to 0 on a flat curve: double or halve.
-        step = 2.0 if not guess else min(max((guess / sigma) ** direction * 1.1, 1.5), 16.0)
+        # No guess, or one that underflowed to 0 on a flat curve: double or halve (or take
+        # the first, smaller step from a start that is close).
+        step = first_step if not guess else min(max((guess / sigma) ** direction * 1.1, 1.5),
+                                                16.0)
         previous, eps_previous = sigma, eps
         sigma = max(sigma * step ** direction, _MIN_NOISE_MULTIPLIER)
         if sigma > MAX_NOISE_MULTIPLIER:

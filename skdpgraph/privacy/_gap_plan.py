@@ -33,11 +33,12 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from skdpgraph.privacy._accountant import compute_rdp, epsilon_from_rdp, gaussian_event
+from skdpgraph.privacy._accountant import compute_rdp, gaussian_event
 from skdpgraph.privacy._aggregation import (gap_node_event, noisy_neighbour_votes,
                                             pma_sensitivity, private_multi_hop_aggregation)
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
 from skdpgraph.privacy._gaussian import calibrate_gaussian_noise, gaussian_epsilon
+from skdpgraph.privacy._orders import search_epsilon
 from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 from skdpgraph.sampling._degree import bound_in_degree, bound_out_degree
@@ -191,25 +192,24 @@ class GAPPlan:
 
     # ------------------------------------------------------------------ accounting
     @functools.cached_property
-    def _curves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """RDP of one encoder step, of the K Gaussians, of one classifier step."""
-        # The one-step DP-SGD curves are cached across plans (calibration, then the check).
-        pma = compute_rdp(gaussian_event(self.noise_multiplier, self.hops))
-        return (self.encoder._step_rdp, pma,
-                np.zeros_like(pma) if self.classifier is None else self.classifier._step_rdp)
+    def _pma_rdp(self) -> np.ndarray:
+        """RDP of the K Gaussians on ``DEFAULT_ORDERS`` (closed form: cheap)."""
+        return compute_rdp(gaussian_event(self.noise_multiplier, self.hops))
 
     @property
     def encoder_runs(self) -> int:
         """How many runs of the ``encoder`` plan a fit makes: 1, or K if progressive."""
         return self.hops if self.progressive else 1
 
-    def running_epsilon(self, delta: float, stage: str, steps: int, *, index: int = 0) -> float:
+    def running_epsilon(self, delta: float, stage: str, steps: int, *, index: int = 0,
+                        integer_orders: bool = False) -> float:
         """Epsilon spent after ``steps`` steps of ``stage`` ("encoder" or "classifier").
 
         ``index`` numbers the encoder runs of a progressive plan (0..K-1); run ``i``
         starts after ``i`` runs and ``i`` one-hop aggregations. Edge level: the epsilon
         of the aggregations released so far (0 before the first). Node level: the RDP
-        composition of everything run so far.
+        composition of everything run so far; ``integer_orders=True`` converts it on the
+        integer orders only, a cheaper and slightly looser bound (calibration's first guess).
         """
         if stage not in _STAGES:
             raise ValueError(f"GAPPlan.running_epsilon: stage must be one of {_STAGES}; "
@@ -224,16 +224,27 @@ class GAPPlan:
         if not self.node_level:
             return 0.0 if hops == 0 else gaussian_epsilon(self.noise_multiplier, delta,
                                                           count=hops)
-        encoder, pma, classifier = self._curves
-        rdp = (done_runs * self.encoder.steps + (steps if stage == "encoder" else 0)) * encoder
-        rdp = rdp + pma * (hops / self.hops)  # the RDP of Gaussians adds up, hop by hop
-        if stage == "classifier":
-            rdp = rdp + steps * classifier
-        return 0.0 if not np.any(rdp) else epsilon_from_rdp(rdp, delta)
+        encoder_steps = done_runs * self.encoder.steps + (steps if stage == "encoder" else 0)
+        classifier_steps = steps if stage == "classifier" else 0
+        if encoder_steps == classifier_steps == hops == 0:
+            return 0.0
 
-    def epsilon(self, delta: float) -> float:
-        """Epsilon of the whole fit at ``delta`` (``inf`` if not private)."""
-        return self.running_epsilon(delta, "classifier", self.classifier_steps)
+        def rdp_at(indices: np.ndarray) -> np.ndarray:
+            # The RDP of everything run so far adds up: DP-SGD steps, then Gaussian hops.
+            rdp = self._pma_rdp[indices] * (hops / self.hops)
+            if encoder_steps:
+                rdp = rdp + encoder_steps * self.encoder.step_rdp_at(indices)
+            if classifier_steps:
+                rdp = rdp + classifier_steps * self.classifier.step_rdp_at(indices)
+            return rdp
+
+        return search_epsilon(rdp_at, delta, integer_orders=integer_orders)
+
+    def epsilon(self, delta: float, *, integer_orders: bool = False) -> float:
+        """Epsilon of the whole fit at ``delta`` (``inf`` if not private); see
+        :meth:`running_epsilon` for ``integer_orders``."""
+        return self.running_epsilon(delta, "classifier", self.classifier_steps,
+                                    integer_orders=integer_orders)
 
     @property
     def classifier_steps(self) -> int:
@@ -450,7 +461,9 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
             return GAPPlan(privacy_level, int(hops), bool(directed), sigma, encoder, None,
                            max_degree=max_degree, max_in_degree=max_in_degree, vote=True)
 
-        return make_vote(calibrate_noise_multiplier(
-            lambda sigma: make_vote(sigma).epsilon(delta), epsilon, context=context))
-    return make(calibrate_noise_multiplier(lambda sigma: make(sigma).epsilon(delta), epsilon,
-                                           context=context))
+        make_plan = make_vote
+    else:
+        make_plan = make
+    return make_plan(calibrate_noise_multiplier(
+        lambda sigma: make_plan(sigma).epsilon(delta), epsilon, context=context,
+        upper_bound_for=lambda sigma: make_plan(sigma).epsilon(delta, integer_orders=True)))

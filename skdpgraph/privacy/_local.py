@@ -243,5 +243,5 @@ def plan_until_budget(plan: DPSGDPlan, epsilon: float, delta: float, *,
     fields = {f.name: getattr(plan, f.name) for f in dataclasses.fields(DPSGDPlan)}
     cut = UntilBudgetPlan(**{**fields, "steps": low}, planned_steps=plan.steps)
     # Same sampling and noise: the one-step RDP curve is the same, so reuse it.
-    cut.__dict__["_step_rdp"] = plan._step_rdp
+    cut.__dict__["_step_curve"] = plan._step_curve
     return cut

@@ -11,12 +11,11 @@ import numpy as np
 from skdpgraph.privacy._accountant import (
     ADD_OR_REMOVE,
     REPLACE_ONE,
-    compute_rdp,
-    epsilon_from_rdp,
     poisson_dpsgd_event,
     without_replacement_dpsgd_event,
 )
 from skdpgraph.privacy._calibration import PrivacyBudgetError, calibrate_noise_multiplier
+from skdpgraph.privacy._orders import LazyRdpCurve, search_epsilon
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 
 __all__ = ["DPSGDPlan", "plan_dpsgd", "steps_for_epochs"]
@@ -131,42 +130,54 @@ class DPSGDPlan:
         return (str(self.dp_event()),) if self.private else ()
 
     @functools.cached_property
-    def _step_rdp(self) -> np.ndarray:
+    def _step_curve(self) -> LazyRdpCurve:
+        return _one_step_curve(self.sampling, self.num_examples, self.batch_size,
+                               self.noise_multiplier)
+
+    def step_rdp_at(self, indices) -> np.ndarray:
+        """One step's RDP at ``DEFAULT_ORDERS[indices]``, computed when first asked.
+
+        Raises
+        ------
+        PrivacyBudgetError
+            If the accountant cannot evaluate this plan (e.g. an absurd multiplier).
+        """
         try:
-            return _one_step_rdp(self.sampling, self.num_examples, self.batch_size,
-                                 self.noise_multiplier)
+            return self._step_curve.at(indices)
         except (ArithmeticError, ValueError) as exc:  # e.g. overflow at absurd multipliers
             raise PrivacyBudgetError(
                 f"DP-SGD plan: the accountant cannot evaluate noise_multiplier="
                 f"{self.noise_multiplier:g} with sample rate {self.sample_rate:.4g} ({exc}); "
                 "use a noise_multiplier the accountant supports (e.g. <= 1e6).") from exc
 
-    def epsilon(self, delta: float, steps: int | None = None) -> float:
+    def epsilon(self, delta: float, steps: int | None = None, *,
+                integer_orders: bool = False) -> float:
         """Epsilon after ``steps`` steps (all planned steps by default).
 
-        The RDP of ``T`` identical steps is ``T`` times that of one step, so the one-step
-        curve is computed once and scaled.
+        The RDP of ``T`` identical steps is ``T`` times that of one step, so one step's
+        curve is computed (order by order, as :func:`search_epsilon` asks) and scaled.
+        ``integer_orders=True`` gives a cheaper, slightly looser bound (calibration's first
+        guess).
         """
         steps = self.steps if steps is None else steps
         if not self.private:
             return math.inf
         if steps == 0:
             return 0.0
-        return epsilon_from_rdp(steps * self._step_rdp, delta)
+        return search_epsilon(lambda indices: steps * self.step_rdp_at(indices), delta,
+                              integer_orders=integer_orders)
 
 
 @functools.lru_cache(maxsize=1024)
-def _one_step_rdp(sampling: str, num_examples: int, batch_size: int,
-                  noise_multiplier: float) -> np.ndarray:
-    """One step's RDP curve (read-only), shared by every plan with these settings.
+def _one_step_curve(sampling: str, num_examples: int, batch_size: int,
+                    noise_multiplier: float) -> LazyRdpCurve:
+    """One step's RDP curve, shared by every plan with these settings.
 
     Calibration evaluates the multiplier it returns; the plan's check before training and
-    its running epsilon then ask for the same curve, which costs seconds to recompute.
+    its running epsilon then ask again about the same orders, which cost milliseconds each.
     """
     plan = DPSGDPlan(sampling, num_examples, batch_size, 1, noise_multiplier, 1.0)
-    rdp = compute_rdp(plan.dp_event(1), relation=plan.relation)
-    rdp.flags.writeable = False
-    return rdp
+    return LazyRdpCurve(plan.dp_event(1), relation=plan.relation)
 
 
 def steps_for_epochs(epochs: int, num_examples: int, batch_size: int) -> int:
@@ -211,8 +222,11 @@ def _calibrated_noise_multiplier(sampling: str, num_examples: int, batch_size: i
     """
     sensitivity = 1.0 if sampling == "poisson" else 2.0
 
-    def epsilon_for(sigma: float) -> float:
+    def epsilon_for(sigma: float, integer_orders: bool = False) -> float:
         return DPSGDPlan(sampling, num_examples, batch_size, steps, noise_multiplier=sigma,
-                         max_grad_norm=1.0, sensitivity=sensitivity).epsilon(delta)
+                         max_grad_norm=1.0, sensitivity=sensitivity).epsilon(
+                             delta, integer_orders=integer_orders)
 
-    return calibrate_noise_multiplier(epsilon_for, epsilon, context=context)
+    return calibrate_noise_multiplier(
+        epsilon_for, epsilon, context=context,
+        upper_bound_for=functools.partial(epsilon_for, integer_orders=True))
