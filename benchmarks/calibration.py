@@ -16,7 +16,6 @@ where the plan modules import it, so it also measures older versions of the libr
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -112,10 +111,7 @@ def main(argv=None):
               f"of a {rows[-1]['fit_seconds']:.2f} s fit (epsilon_spent_ "
               f"{rows[-1]['epsilon_spent']:.4f})", flush=True)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"config": {k: str(v) for k, v in vars(args).items()},
-                                        "environment": runner.environment(args),
-                                        "rows": rows}, indent=2) + "\n")
+        runner.write_rows(args.out, args, rows)
 
 
 if __name__ == "__main__":

@@ -317,6 +317,14 @@ def _num(value):
     return "inf" if math.isinf(value) else f"{value:.3g}"
 
 
+def write_rows(out, args, rows):
+    """Write ``rows`` to ``out`` as JSON, with the run's arguments and environment."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"config": {k: str(v) for k, v in vars(args).items()},
+               "environment": environment(args), "rows": rows}
+    out.write_text(json.dumps(_jsonable(payload), indent=2) + "\n")
+
+
 def _jsonable(obj):
     """Strict JSON: infinite and NaN floats become the strings "inf", "-inf" and "nan"."""
     if isinstance(obj, float) and not math.isfinite(obj):

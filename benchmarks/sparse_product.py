@@ -16,7 +16,6 @@ of edges (stored nonzeros).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -96,10 +95,7 @@ def main(argv=None):
                   f"{order_seconds:.1f} s)", flush=True)
             del mean
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"config": {k: str(v) for k, v in vars(args).items()},
-                                        "environment": runner.environment(args),
-                                        "rows": rows}, indent=2) + "\n")
+        runner.write_rows(args.out, args, rows)
 
 
 if __name__ == "__main__":
