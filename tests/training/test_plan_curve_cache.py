@@ -1,25 +1,10 @@
 """One step's RDP curve of a DP-SGD plan is computed once per setting and order, not per plan."""
 
 import numpy as np
-import pytest
 
-import skdpgraph.privacy._orders as orders_module
 from skdpgraph.privacy import DEFAULT_ORDERS, DPSGDPlan, plan_dpsgd
 from skdpgraph.privacy._accountant import compute_rdp
 from skdpgraph.privacy._protocol import check_plan
-
-
-@pytest.fixture
-def counted_orders(monkeypatch):
-    """The number of (event, order) pairs the accountant is asked to compute."""
-    calls = []
-
-    def counting(event, **kwargs):
-        calls.extend(kwargs["orders"])
-        return compute_rdp(event, **kwargs)
-
-    monkeypatch.setattr(orders_module, "compute_rdp", counting)
-    return calls
 
 
 def test_check_after_calibration_reuses_the_calibrated_curve(counted_orders):
