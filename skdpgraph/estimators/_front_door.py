@@ -65,7 +65,7 @@ _NODE_REASON = (
     "Computers (80.7 vs 78.2), Amazon Photo (88.6 vs 86.1) and Facebook (87.1 vs 84.7) "
     "(benchmarks/results/dpmlp-b1024-eps8-5seeds.jsonl, "
     "issue13-node-eps8-5seeds-predictions.jsonl). Node-level GAP's vote head scores higher "
-    "(83.7, 90.6, 87.2; gap-vote-hard-5seeds.jsonl) but its guarantee leaves each "
+    "(84.9, 90.9, 87.7; gap-vote-labels-s11.jsonl) but its guarantee leaves each "
     "node's own aggregation row uncovered and assumes the degree bound, so it is not chosen")
 _FEATURES_REASON = (
     "DRWClassifier: with the structure public it trains a one-layer GNN on disjoint stars "

@@ -74,20 +74,22 @@ class GAPClassifier(BaseDPClassifier):
     aggregate : {"auto", "embeddings", "predictions", "labels"}, default="auto"
         What PMA sums over each node's in-neighbours. ``"embeddings"``: the encoder's
         embeddings (the GAP paper). ``"predictions"``: each node's class probabilities
-        from the encoder, over as many coordinates as classes instead of ``hidden_dim``,
-        so the same noise disturbs fewer of them. ``"labels"``: the same, with the fitted
-        nodes' one-hot labels in place of theirs (a noisy label propagation); only where
-        the labels are public (edge level, or ``epsilon=inf``), and ``predict`` on another
-        graph aggregates predictions alone (its labels are unknown). ``"auto"``:
-        ``"labels"`` where the labels are public, else ``"predictions"``. It does not
-        change the accountant: every summed row has norm 1.
+        from the encoder (the vote head: its predicted class), over as many coordinates
+        as classes instead of ``hidden_dim``, so the same noise disturbs fewer of them.
+        ``"labels"``: the same, with the fitted nodes' one-hot labels in place of theirs
+        (a noisy label propagation); ``predict`` on another graph aggregates predictions
+        alone (its labels are unknown). ``"auto"``: ``"labels"``. It does not change the
+        accountant: every summed row has norm 1, and at node level a node's row, label
+        or prediction, leaves the sums with the node, so the labels are protected as its
+        features and edges are.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
         Activation of every network. It does not change the accountant.
     head : {"auto", "trained", "vote"}, default="auto"
         What predicts from each node's own features and its aggregations. ``"trained"``:
         a classifier network (the GAP paper; at node level a second DP-SGD run).
         ``"vote"``: no second run; PMA counts the encoder's predicted classes over
-        in-neighbours (one-hot rows, sums not normalised), and a node's logits are its own
+        in-neighbours (one-hot rows, sums not normalised; with ``aggregate="labels"`` the
+        fitted nodes vote for their own label), and a node's logits are its own
         log-probabilities plus, per hop, 2 x its noisy counts / the noise std
         (:func:`~skdpgraph.privacy.noisy_neighbour_votes`).
         The encoder's DP-SGD is calibrated alone to 5/8 of ``epsilon`` and the Gaussians
@@ -216,24 +218,13 @@ class GAPClassifier(BaseDPClassifier):
                         else self.dropout)
     _training_size_public = _node_unit  # only node level's sampling rate and noise depend on n
 
-    @property
-    def _aggregated(self) -> str:
-        """What PMA sums: ``aggregate`` with ``"auto"`` resolved."""
-        if self.aggregate != "auto":
-            return self.aggregate
-        return "labels" if self._labels_public() else "predictions"
+    _aggregated = property(lambda self: "labels" if self.aggregate == "auto" else self.aggregate)
 
     def _input_width(self, num_classes: int) -> int:
         """Width of the classifier's input rows (:func:`~skdpgraph.nn._gap.stack_hops`)."""
         return self._width if self._aggregated == "embeddings" else max(self._width, num_classes)
 
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
-        if self.aggregate == "labels" and not self._labels_public():
-            raise ValueError(
-                f"{type(self).__name__}: aggregate='labels' sums the training labels over "
-                f"neighbourhoods, but privacy_level={self.privacy_level!r} with epsilon="
-                f"{self.epsilon:g} protects them; use aggregate='auto' or 'embeddings' (labels "
-                "are public at edge level and with epsilon=inf).")
         if self.head == "vote" and self._progressive:
             raise ValueError(f"{type(self).__name__}: head='vote' is GAPClassifier's; every "
                              "ProGAP stage is a trained classifier (use head='auto').")
@@ -243,10 +234,10 @@ class GAPClassifier(BaseDPClassifier):
                 "neighbour votes, which only pays off where the classifier costs privacy: "
                 f"privacy_level='node' with a finite epsilon; got privacy_level="
                 f"{self.privacy_level!r}, epsilon={self.epsilon:g}. Use head='auto'.")
-        if self._vote and self.aggregate not in ("auto", "predictions"):
+        if self._vote and self.aggregate == "embeddings":
             raise ValueError(
-                f"{type(self).__name__}: the vote head counts predicted classes; "
-                f"aggregate={self.aggregate!r} is not possible with it (use 'auto').")
+                f"{type(self).__name__}: the vote head counts predicted classes or labels; "
+                "aggregate='embeddings' is not possible with it (use 'auto').")
 
     def _known_labels(self, nodes: Nodes, y: np.ndarray):
         """``(index, labels)`` of the fitted nodes for :func:`with_known_labels`, or None."""
@@ -291,8 +282,8 @@ class GAPClassifier(BaseDPClassifier):
             streams)
         if self._vote:  # no classifier: the fit's paid vote release serves predict
             self.module_, self.history_ = None, encoder
-            self._cache_release(graph, _VOTES, self._votes(graph, streams),
-                                keep_in_pickle=plan.own_rows_covered)
+            votes = self._votes(graph, streams, self._known_labels(nodes, y))
+            self._cache_release(graph, _VOTES, votes, keep_in_pickle=plan.own_rows_covered)
             return
         aggregations = self._aggregate(graph, streams, self._known_labels(nodes, y))
         if plan.own_rows_covered:  # otherwise used to train the classifier only, then dropped
@@ -337,10 +328,11 @@ class GAPClassifier(BaseDPClassifier):
         rows = self._aggregated_rows(self.encoder_, graph, labelled).to(self.device_)
         return self._plan_.aggregate(graph.adjacency(), rows, streams).cpu()
 
-    def _votes(self, graph: Graph, streams: RandomStreams) -> torch.Tensor:
-        """One vote release on ``graph`` as planned (fresh streams for every release)."""
+    def _votes(self, graph: Graph, streams: RandomStreams, labelled=None) -> torch.Tensor:
+        """One vote release on ``graph`` as planned (fresh streams for every release);
+        ``labelled``: the fitted nodes' ``(index, labels)`` when fitting on ``graph``."""
         own = class_log_probabilities(self.encoder_, graph).to(self.device_)
-        return self._plan_.votes(graph.adjacency(), own, VOTE_WEIGHT, streams).cpu()
+        return self._plan_.votes(graph.adjacency(), own, VOTE_WEIGHT, streams, labelled).cpu()
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         graph, plan = nodes.graph, self._plan_
@@ -366,8 +358,12 @@ class GAPClassifier(BaseDPClassifier):
     _not_covered = staticmethod(lambda plan: plan.not_covered)
 
     def _assumptions(self, plan: GAPPlan, nodes: Nodes) -> tuple[str, ...]:
-        labels = ("aggregate='labels': the noisy aggregations sum the fitted nodes' labels "
-                  "(one-hot, public at this level) and the other nodes' predicted class "
-                  "probabilities; the edges stay the only protected input",
+        protected = ("public at this level; the edges stay the only protected input"
+                     if self._labels_public() else "protected at this level: a node's row, "
+                     "label or prediction, is one unit vector that leaves the sums with the "
+                     "node, so PMA's node-level sensitivity covers it")
+        labels = (f"aggregate={self.aggregate!r}: the noisy aggregations sum the fitted nodes' "
+                  "one-hot labels and the other nodes' predicted classes or class "
+                  f"probabilities; the labels are {protected}",
                   ) if plan.private and self._aggregated == "labels" else ()
         return plan.assumptions(default_delta=self.delta is None) + labels

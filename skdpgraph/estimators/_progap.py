@@ -76,9 +76,9 @@ class ProGAPClassifier(GAPClassifier):
     aggregate : {"auto", "embeddings", "predictions", "labels"}, default="auto"
         What each stage aggregates: its embedding, its class probabilities
         (``"predictions"``, fewer coordinates for the same noise), or (``"labels"``) those
-        with the fitted nodes' one-hot labels in place of theirs, only where the labels are
-        public (edge level, or ``epsilon=inf``). ``"auto"``: ``"labels"`` there, else
-        ``"predictions"``. It does not change the accountant.
+        with the fitted nodes' one-hot labels in place of theirs (at node level protected
+        by PMA's node-level sensitivity, as the features are). ``"auto"``: ``"labels"``.
+        It does not change the accountant.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
         Activation of every network. It does not change the accountant.
     head : {"auto", "trained", "vote"}, default="auto"

@@ -186,14 +186,18 @@ def noisy_sum_aggregation(adjacency: sp.spmatrix | torch.Tensor, x: torch.Tensor
 
 def noisy_neighbour_votes(adjacency: sp.spmatrix, log_probabilities: torch.Tensor, hops: int,
                           noise_std: float, weight: float,
-                          generator: torch.Generator) -> torch.Tensor:
+                          generator: torch.Generator,
+                          labelled: tuple[torch.Tensor, torch.Tensor] | None = None
+                          ) -> torch.Tensor:
     """PMA on predicted classes, kept as vote counts: the logits that GAP's vote head adds.
 
     Hop ``k`` counts, over each node's in-neighbours, their predicted classes
-    ``argmax L_{k-1}`` (one-hot rows; ``L_0`` = ``log_probabilities``) plus Gaussian noise
+    ``argmax L_{k-1}`` (one-hot rows; ``L_0`` = ``log_probabilities``; a ``labelled``
+    node's row is its own label's at every hop, a noisy label propagation) plus Gaussian noise
     of std ``noise_std``, and adds ``weight * counts / noise_std`` to the logits:
     ``L_k = L_{k-1} + weight * (A onehot(argmax L_{k-1}) + N(0, noise_std^2)) / noise_std``.
-    Every summed row has norm 1, so each hop is one PMA hop (same sensitivity); dividing by
+    Every summed row, label or prediction, has norm 1 and is the summed node's own (with
+    what earlier hops released), so each hop is one PMA hop (same sensitivity); dividing by
     the noise std makes the noise in every logit N(0, weight^2), whatever sigma and D.
     Unlike :func:`private_multi_hop_aggregation` the sums are not normalised: a node with
     more agreeing neighbours gets a stronger vote. A one-hot row spends the whole unit
@@ -216,6 +220,9 @@ def noisy_neighbour_votes(adjacency: sp.spmatrix, log_probabilities: torch.Tenso
         > 0: the vote weight, in noise standard deviations per unit count.
     generator : torch.Generator
         Generator on ``log_probabilities.device`` for the noise.
+    labelled : (index, labels) or None, default=None
+        Positions of the nodes whose labels are known (the fitted nodes) and their labels
+        (class indices): these nodes vote for their label instead of their prediction.
 
     Returns
     -------
@@ -231,6 +238,11 @@ def noisy_neighbour_votes(adjacency: sp.spmatrix, log_probabilities: torch.Tenso
     >>> votes = noisy_neighbour_votes(star, own, 1, 0.1, 2.0, RandomStreams(0).torch("noise"))
     >>> votes.shape, bool(votes[0, 0] > votes[0, 1])
     (torch.Size([4, 2]), True)
+    >>> labelled = (torch.tensor([1, 2, 3]), torch.tensor([1, 1, 1]))  # their labels say 1
+    >>> votes = noisy_neighbour_votes(star, own, 1, 0.1, 2.0, RandomStreams(0).torch("noise"),
+    ...                               labelled)
+    >>> bool(votes[0, 1] > votes[0, 0])
+    True
     """
     if hops < 1:
         raise ValueError(f"noisy_neighbour_votes: hops must be >= 1; got {hops}.")
@@ -241,7 +253,10 @@ def noisy_neighbour_votes(adjacency: sp.spmatrix, log_probabilities: torch.Tenso
     own = log_probabilities.float()
     logits = own
     for _ in range(hops):
-        predicted = torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(own.dtype)
+        classes = logits.argmax(-1)
+        if labelled is not None:
+            classes[labelled[0].to(classes.device)] = labelled[1].to(classes.device).long()
+        predicted = torch.nn.functional.one_hot(classes, logits.shape[-1]).to(own.dtype)
         counts = noisy_sum_aggregation(matrix, predicted, noise_std, generator)
         logits = logits + (weight / noise_std) * counts
     return logits - own

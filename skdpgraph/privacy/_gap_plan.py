@@ -179,8 +179,11 @@ class GAPPlan:
                 streams.torch("noise", embeddings.device))
 
     def votes(self, adjacency: sp.spmatrix, log_probabilities: torch.Tensor, weight: float,
-              streams: Any) -> torch.Tensor:
+              streams: Any, labelled: tuple[torch.Tensor, torch.Tensor] | None = None
+              ) -> torch.Tensor:
         """One vote release (vote head): degree bounding, then K noisy vote hops.
+
+        ``labelled``: the fitted nodes' ``(index, labels)``, which vote for their label.
 
         Returns the Tensor of shape (n, C) of :func:`~skdpgraph.privacy.noisy_neighbour_votes`,
         with noise std :attr:`noise_std` from a fresh ``"noise"`` stream of ``streams``.
@@ -188,7 +191,7 @@ class GAPPlan:
         with torch.no_grad():
             return noisy_neighbour_votes(
                 self.bounded(adjacency, streams), log_probabilities, self.hops, self.noise_std,
-                weight, streams.torch("noise", log_probabilities.device))
+                weight, streams.torch("noise", log_probabilities.device), labelled)
 
     # ------------------------------------------------------------------ accounting
     @functools.cached_property

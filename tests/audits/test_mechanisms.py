@@ -39,6 +39,7 @@ from skdpgraph.privacy import (
     grr_fs_randomize,
     grr_fs_worst_case_log_ratio,
     grr_randomize,
+    noisy_neighbour_votes,
     noisy_sum_aggregation,
     plan_dpsgd,
     pma_sensitivity,
@@ -318,6 +319,60 @@ def test_pma_edge_hop(full, audit_table):
 @pytest.mark.parametrize("full", SIZES)
 def test_pma_node_hop(full, audit_table):
     row = audit_pma_node(full)
+    audit_table.append(row)
+    assert row.valid, row
+    assert row.has_power, row
+
+
+def _vote_component_scores(components, noise_std, out_degree, with_node, generator,
+                           copies=1):
+    """One vote hop of the vote head on ``components`` copies of a star whose centre ``s``
+    is a fitted node: it votes for its label (class 0) although its own features predict
+    class 1.
+
+    ``D``: ``s`` has out-edges to its ``out_degree`` targets; ``D'``: ``s`` is removed (no
+    edges; nobody else votes). The score sums the targets' class-0 vote counts: mean
+    ``out_degree`` under ``D``, noise std ``sqrt(out_degree) * noise_std``. ``copies=2`` is
+    the broken variant: ``s`` enters the graph twice (a duplicated record, two nodes with
+    the same label and edges), so one person's vote is counted twice.
+    """
+    size = out_degree + copies
+    first = size * np.arange(components)
+    centres = (first[:, None] + np.arange(copies)).ravel()
+    targets = (first[:, None] + np.arange(copies, size)).ravel()
+    sources = np.repeat(centres, out_degree)
+    receivers = np.tile(targets.reshape(components, out_degree), (1, copies)).ravel()
+    adjacency = _adjacency(receivers if with_node else np.zeros(0, int),
+                           sources if with_node else np.zeros(0, int), size * components)
+    own = torch.tensor([[-2.0, -0.2]]).repeat(size * components, 1)  # predicts class 1
+    labelled = (torch.from_numpy(centres), torch.zeros(len(centres), dtype=torch.long))
+    votes = noisy_neighbour_votes(adjacency, own, 1, noise_std, noise_std, generator, labelled)
+    return votes[targets, 0].double().reshape(components, out_degree).sum(axis=1).numpy()
+
+
+def audit_vote_labels_node(full: bool = False) -> AuditRow:
+    sigma, max_degree = 1.5, 4
+    reported = gaussian_epsilon(sigma, DELTA)  # one hop: the vote release with K=1
+    std = sigma * pma_sensitivity("node", directed=False, max_degree=max_degree)
+    trials = 1_000_000 if full else 200_000
+    streams = RandomStreams(23)
+    results = []
+    for copies in (1, 2):
+        scores = [_chunked(trials, lambda c, node=node: _vote_component_scores(
+            c, std, max_degree, node, streams.torch("noise"), copies)) for node in (True, False)]
+        results.append(epsilon_lower_bound(*scores, delta=DELTA, alpha=ALPHA))
+    return AuditRow(
+        mechanism=f"GAP vote hop with labels sigma={sigma:g} D={max_degree}",
+        unit="node with its label (out-degree <= D)",
+        reported=reported, lower_bound=results[0].epsilon, trials=results[0].trials,
+        broken="the labelled node entered twice", broken_claim=reported,
+        broken_lower_bound=results[1].epsilon, broken_trials=results[1].trials,
+        size=_size(full))
+
+
+@pytest.mark.parametrize("full", SIZES)
+def test_vote_hop_with_labels(full, audit_table):
+    row = audit_vote_labels_node(full)
     audit_table.append(row)
     assert row.valid, row
     assert row.has_power, row

@@ -400,39 +400,59 @@ def test_aggregate_labels_costs_what_embeddings_cost(data):
 
 
 @pytest.mark.parametrize("cls", [GAPClassifier, ProGAPClassifier])
-def test_aggregate_labels_is_refused_where_labels_are_protected(data, cls):
-    X, y, _, _ = _split(data)
-    clf = cls(epsilon=8.0, privacy_level="node", aggregate="labels", **FAST)
-    with pytest.raises(ValueError, match="aggregate='labels'.*protects them"):
-        clf.fit(X, y)
-    assert not hasattr(clf, "module_")
-    # epsilon=inf makes them public: allowed at node level too.
-    assert cls(epsilon=math.inf, privacy_level="node", aggregate="labels", **FAST).fit(X, y)
-
-
-@pytest.mark.parametrize("cls", [GAPClassifier, ProGAPClassifier])
-def test_node_level_aggregates_predictions_by_default(data, cls, monkeypatch):
-    """Labels are protected at node level: "auto" sums the encoder's class probabilities
-    (3 coordinates here), never the labels, at the same cost as embeddings."""
+def test_node_level_aggregates_the_labels_by_default(data, cls, monkeypatch):
+    """At node level "auto" sums the fitted nodes' one-hot labels and the other nodes'
+    class probabilities (3 coordinates here) at the cost of embeddings, and says so: a
+    node's row, label or prediction, leaves the sums with the node."""
     from skdpgraph.privacy import GAPPlan
 
-    widths = []
+    rows_seen = []
     for name in ("aggregate", "aggregate_once"):
         original = getattr(GAPPlan, name)
 
         def spy(plan, adjacency, rows, *args, _original=original):
-            widths.append(rows.shape[-1])
+            rows_seen.append(rows.clone())
             return _original(plan, adjacency, rows, *args)
         monkeypatch.setattr(GAPPlan, name, spy)
     X, y, _, _ = _split(data)
     fits = {}
-    for aggregate in ("auto", "embeddings"):
-        widths.clear()
+    for aggregate in ("embeddings", "auto"):
+        rows_seen.clear()
         fits[aggregate] = cls(epsilon=8.0, privacy_level="node", aggregate=aggregate,
                               head="trained", **FAST).fit(X, y)
-        assert set(widths) == {3 if aggregate == "auto" else 8}
+        assert {rows.shape[-1] for rows in rows_seen} == {3 if aggregate == "auto" else 8}
+    fitted_rows = rows_seen[0][torch.from_numpy(np.array(X.index))].numpy()
+    np.testing.assert_array_equal(fitted_rows, np.eye(3)[np.searchsorted(fits["auto"].classes_, y)])
     assert fits["auto"].epsilon_spent_ == fits["embeddings"].epsilon_spent_
-    assert not any("aggregate='labels'" in a for a in fits["auto"].privacy_.assumptions)
+    assert fits["auto"].noise_multiplier_ == fits["embeddings"].noise_multiplier_
+    stated = [a for a in fits["auto"].privacy_.assumptions if "aggregate='auto'" in a]
+    assert len(stated) == 1 and "protected at this level" in stated[0]
+    assert not any("aggregate=" in a for a in fits["embeddings"].privacy_.assumptions)
+
+
+def test_vote_head_counts_the_fitted_labels(data, monkeypatch):
+    """The vote release in fit gets the fitted nodes' labels (they vote for them), at the
+    cost of prediction votes; a release on another graph has no labels to use."""
+    from skdpgraph.privacy import GAPPlan
+
+    passed = []
+    original = GAPPlan.votes
+
+    def spy(plan, adjacency, own, weight, streams, labelled=None):
+        passed.append(labelled)
+        return original(plan, adjacency, own, weight, streams, labelled)
+    monkeypatch.setattr(GAPPlan, "votes", spy)
+    X, y, _, _ = _split(data)
+    fits = {a: GAPClassifier(epsilon=8.0, privacy_level="node", aggregate=a, **FAST).fit(X, y)
+            for a in ("auto", "predictions")}
+    index, labels = passed[0]
+    np.testing.assert_array_equal(index.numpy(), np.asarray(X.index))
+    np.testing.assert_array_equal(labels.numpy(), np.searchsorted(fits["auto"].classes_, y))
+    assert passed[1] is None  # aggregate="predictions"
+    assert fits["auto"].epsilon_spent_ == fits["predictions"].epsilon_spent_
+    other = make_csbm(n_nodes=120, n_classes=3, n_features=8, random_state=5)
+    fits["auto"].predict(other.nodes())
+    assert passed[2] is None
 
 
 # ------------------------------------------------------------------ node level: the vote head
@@ -502,9 +522,11 @@ def _fresh_noise(first, second, weight=2.0):
 def test_differencing_two_vote_releases_finds_fresh_noise(data, monkeypatch):
     """The adversary queries the unpickled estimator twice and differences the votes: with
     fresh noise the difference is pure noise. A release that replays its stream (the broken
-    variant) gives identical votes, which the check catches."""
+    variant) gives identical votes, which the check catches. One hop, so that the
+    difference of two releases is exactly two noises (a second hop's counts follow the
+    first hop's noisy argmax)."""
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node",
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", hops=1,
                         **{**FAST, "random_state": None}).fit(X, y)
     releases = []
     for _ in range(2):

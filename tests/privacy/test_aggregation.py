@@ -333,12 +333,14 @@ def test_row_normalize_matches_autograd_of_the_plain_expression():
 
 
 # ---------------------------------------------------------------- the vote head's mechanism
-def _by_hand_votes(adjacency, own, hops, std, weight, seed):
-    """numpy: L_k = L_{k-1} + weight * (A onehot(argmax L_{k-1}) + noise) / std."""
+def _by_hand_votes(adjacency, own, hops, std, weight, seed, labels=None):
+    """numpy: L_k = L_{k-1} + weight * (A onehot(c_{k-1}) + noise) / std, where c_{k-1} is
+    argmax L_{k-1}, or the label for the nodes that ``labels`` ({node: label}) lists."""
     generator = torch.Generator().manual_seed(seed)
     dense, logits = adjacency.toarray(), own.numpy().astype(np.float64)
     for _ in range(hops):
-        predicted = np.eye(logits.shape[1])[logits.argmax(1)]
+        classes = [(labels or {}).get(node, c) for node, c in enumerate(logits.argmax(1))]
+        predicted = np.eye(logits.shape[1])[classes]
         noise = torch.randn(logits.shape, generator=generator).numpy()
         counts = dense @ predicted + std * noise
         logits = logits + weight * counts / std
@@ -346,15 +348,21 @@ def _by_hand_votes(adjacency, own, hops, std, weight, seed):
 
 
 @pytest.mark.parametrize("hops", [1, 2])
-def test_noisy_neighbour_votes_match_a_numpy_computation(hops):
+@pytest.mark.parametrize("with_labels", [False, True])
+def test_noisy_neighbour_votes_match_a_numpy_computation(hops, with_labels):
     rng = np.random.default_rng(0)
     adjacency = bound_out_degree(sp.random(40, 40, density=0.2, random_state=0, format="csr"),
                                  3, rng)
     own = torch.log_softmax(torch.from_numpy(rng.normal(size=(40, 4))).float() * 3, -1)
+    labels = {int(node): int(rng.integers(4)) for node in rng.choice(40, 25, replace=False)}
+    labelled = (torch.tensor(list(labels)), torch.tensor(list(labels.values())))
     votes = noisy_neighbour_votes(adjacency, own, hops, 0.7, 2.0,
-                                  torch.Generator().manual_seed(5))
-    np.testing.assert_allclose(votes.numpy(), _by_hand_votes(adjacency, own, hops, 0.7, 2.0, 5),
-                               rtol=1e-4, atol=1e-4)
+                                  torch.Generator().manual_seed(5),
+                                  labelled if with_labels else None)
+    expected = _by_hand_votes(adjacency, own, hops, 0.7, 2.0, 5, labels if with_labels else None)
+    np.testing.assert_allclose(votes.numpy(), expected, rtol=1e-4, atol=1e-4)
+    if with_labels:  # the labels changed the votes: most labels differ from the prediction
+        assert not np.allclose(expected, _by_hand_votes(adjacency, own, hops, 0.7, 2.0, 5))
 
 
 def test_noisy_neighbour_votes_put_weight_standard_deviations_of_noise_in_every_logit():
@@ -368,18 +376,23 @@ def test_noisy_neighbour_votes_put_weight_standard_deviations_of_noise_in_every_
         assert abs(votes.mean().item()) < 0.05
 
 
-def test_removing_one_node_moves_the_other_rows_vote_counts_by_at_most_sqrt_d():
-    """The counts sum one-hot rows, so one node of out-degree <= D moves the other nodes'
-    rows by <= sqrt(D) in L2 (PMA's sensitivity)."""
+@pytest.mark.parametrize("with_labels", [False, True])
+def test_removing_one_node_moves_the_other_rows_vote_counts_by_at_most_sqrt_d(with_labels):
+    """The counts sum one-hot rows, a node's label or its prediction, so one node of
+    out-degree <= D moves the other nodes' rows by <= sqrt(D) in L2 (PMA's sensitivity)."""
     rng = np.random.default_rng(1)
     max_degree, n = 4, 60
     adjacency = bound_out_degree(sp.random(n, n, density=0.3, random_state=1, format="csr"),
                                  max_degree, rng).tocsr()
     own = torch.from_numpy(rng.normal(size=(n, 5)) * 50).float().log_softmax(-1)
     std, tiny = 1e-3, torch.Generator().manual_seed(0)
+    # Half the nodes are labelled, each with a label other than its prediction.
+    index = torch.arange(0, n, 2)
+    labelled = (index, (own[index].argmax(-1) + 1) % 5) if with_labels else None
 
     def counts(matrix):  # weight = std: votes = counts + N(0, std^2)
-        return noisy_neighbour_votes(matrix, own, 1, std, std, tiny.manual_seed(0)).numpy()
+        return noisy_neighbour_votes(matrix, own, 1, std, std, tiny.manual_seed(0),
+                                     labelled).numpy()
 
     def worst_change(release) -> float:
         """The largest L2 move of the other nodes' rows when one node is isolated."""
@@ -395,6 +408,15 @@ def test_removing_one_node_moves_the_other_rows_vote_counts_by_at_most_sqrt_d():
     assert 1.0 < worst_change(counts) <= np.sqrt(max_degree) + 1e-4
     # A broken variant whose rows have norm 2 (votes counted twice) exceeds the bound.
     assert worst_change(lambda matrix: 2 * counts(matrix)) > np.sqrt(max_degree) + 1e-4
+    if with_labels:  # and so does one where a labelled node votes for its label and for
+        # its prediction (rows of norm sqrt(2)).
+        predictions = np.eye(5)[own.argmax(-1).numpy()]
+        predictions[np.setdiff1d(np.arange(n), index.numpy())] = 0
+
+        def both(matrix):
+            return counts(matrix) + matrix @ predictions
+
+        assert worst_change(both) > np.sqrt(max_degree) + 1e-4
 
 
 def test_noisy_neighbour_votes_refuse_a_noiseless_or_hopless_call():
