@@ -430,6 +430,15 @@ def test_node_level_aggregates_the_labels_by_default(data, cls, monkeypatch):
     assert not any("aggregate=" in a for a in fits["embeddings"].privacy_.assumptions)
 
 
+# ------------------------------------------------------------------ node level: the vote head
+VOTES = "PMA neighbour votes"
+
+
+def _vote_values(clf):
+    return [entry["value"] for entry in getattr(clf, "_release_cache_", [])
+            if entry["kind"] == VOTES]
+
+
 def test_vote_head_counts_the_fitted_labels(data, monkeypatch):
     """The vote release in fit gets the fitted nodes' labels (they vote for them), at the
     cost of prediction votes; a release on another graph has no labels to use."""
@@ -453,15 +462,6 @@ def test_vote_head_counts_the_fitted_labels(data, monkeypatch):
     other = make_csbm(n_nodes=120, n_classes=3, n_features=8, random_state=5)
     fits["auto"].predict(other.nodes())
     assert passed[2] is None
-
-
-# ------------------------------------------------------------------ node level: the vote head
-VOTES = "PMA neighbour votes"
-
-
-def _vote_values(clf):
-    return [entry["value"] for entry in getattr(clf, "_release_cache_", [])
-            if entry["kind"] == VOTES]
 
 
 def test_vote_head_is_the_default_at_private_node_level_only(data):
