@@ -267,45 +267,44 @@ def _chunked(trials, sample, chunk=PMA_CHUNK):
                            for start in range(0, trials, chunk)])
 
 
+def _pma_family_row(full: bool, trials: int, sample, variants, **row) -> AuditRow:
+    """The audit row of a PMA-family mechanism: for the honest variant, then the broken
+    one, ``trials`` runs of ``sample(count, variant, on_d)`` on ``D`` and on ``D'`` (in
+    chunks), turned into an empirical lower bound; ``row`` names the rest of the row."""
+    results = [epsilon_lower_bound(*[_chunked(trials, lambda c, v=variant, d=on_d: sample(c, v, d))
+                                     for on_d in (True, False)], delta=DELTA, alpha=ALPHA)
+               for variant in variants]
+    return AuditRow(lower_bound=results[0].epsilon, trials=results[0].trials,
+                    broken_claim=row["reported"], broken_lower_bound=results[1].epsilon,
+                    broken_trials=results[1].trials, size=_size(full), **row)
+
+
 def audit_pma_edge(full: bool = False) -> AuditRow:
     sigma = 1.5
     reported = gaussian_epsilon(sigma, DELTA)  # one hop: GAPPlan.release_epsilon with K=1
     honest_std = sigma * pma_sensitivity("edge", directed=False)
     broken_std = sigma * pma_sensitivity("edge", directed=True)  # one directed edge: 1
-    trials = 4_000_000 if full else 1_000_000
     streams = RandomStreams(21)
-    results = []
-    for std in (honest_std, broken_std):
-        scores = [_chunked(trials, lambda c, edge=edge: _edge_component_scores(
-            c, std, edge, streams.torch("noise"))) for edge in (True, False)]
-        results.append(epsilon_lower_bound(*scores, delta=DELTA, alpha=ALPHA))
-    return AuditRow(
-        mechanism=f"GAP PMA hop sigma={sigma:g}", unit="undirected edge",
-        reported=reported, lower_bound=results[0].epsilon, trials=results[0].trials,
-        broken="directed-edge sensitivity (1)", broken_claim=reported,
-        broken_lower_bound=results[1].epsilon, broken_trials=results[1].trials,
-        size=_size(full))
+    return _pma_family_row(
+        full, 4_000_000 if full else 1_000_000,
+        lambda c, std, edge: _edge_component_scores(c, std, edge, streams.torch("noise")),
+        (honest_std, broken_std), mechanism=f"GAP PMA hop sigma={sigma:g}",
+        unit="undirected edge", reported=reported, broken="directed-edge sensitivity (1)")
 
 
 def audit_pma_node(full: bool = False) -> AuditRow:
     sigma, max_degree = 1.5, 4
     reported = gaussian_epsilon(sigma, DELTA)
     std = sigma * pma_sensitivity("node", directed=False, max_degree=max_degree)
-    trials = 1_000_000 if full else 200_000
     streams = RandomStreams(22)
-    results = []
     # Broken: the degree bound not enforced, a node of out-degree 4D under sensitivity sqrt(D).
-    for degree in (max_degree, 4 * max_degree):
-        scores = [_chunked(trials, lambda c, edges=edges: _node_component_scores(
-            c, std, degree, edges, streams.torch("noise"))) for edges in (True, False)]
-        results.append(epsilon_lower_bound(*scores, delta=DELTA, alpha=ALPHA))
-    return AuditRow(
-        mechanism=f"GAP PMA hop sigma={sigma:g} D={max_degree}",
-        unit="node (out-degree <= D, own row fixed)",
-        reported=reported, lower_bound=results[0].epsilon, trials=results[0].trials,
-        broken="degree bound off (out-degree 4D)", broken_claim=reported,
-        broken_lower_bound=results[1].epsilon, broken_trials=results[1].trials,
-        size=_size(full))
+    return _pma_family_row(
+        full, 1_000_000 if full else 200_000,
+        lambda c, degree, edges: _node_component_scores(c, std, degree, edges,
+                                                        streams.torch("noise")),
+        (max_degree, 4 * max_degree), mechanism=f"GAP PMA hop sigma={sigma:g} D={max_degree}",
+        unit="node (out-degree <= D, own row fixed)", reported=reported,
+        broken="degree bound off (out-degree 4D)")
 
 
 @pytest.mark.parametrize("full", SIZES)
@@ -354,20 +353,14 @@ def audit_vote_labels_node(full: bool = False) -> AuditRow:
     sigma, max_degree = 1.5, 4
     reported = gaussian_epsilon(sigma, DELTA)  # one hop: the vote release with K=1
     std = sigma * pma_sensitivity("node", directed=False, max_degree=max_degree)
-    trials = 1_000_000 if full else 200_000
     streams = RandomStreams(23)
-    results = []
-    for copies in (1, 2):
-        scores = [_chunked(trials, lambda c, node=node: _vote_component_scores(
-            c, std, max_degree, node, streams.torch("noise"), copies)) for node in (True, False)]
-        results.append(epsilon_lower_bound(*scores, delta=DELTA, alpha=ALPHA))
-    return AuditRow(
-        mechanism=f"GAP vote hop with labels sigma={sigma:g} D={max_degree}",
-        unit="node with its label (out-degree <= D)",
-        reported=reported, lower_bound=results[0].epsilon, trials=results[0].trials,
-        broken="the labelled node entered twice", broken_claim=reported,
-        broken_lower_bound=results[1].epsilon, broken_trials=results[1].trials,
-        size=_size(full))
+    return _pma_family_row(
+        full, 1_000_000 if full else 200_000,
+        lambda c, copies, node: _vote_component_scores(c, std, max_degree, node,
+                                                       streams.torch("noise"), copies),
+        (1, 2), mechanism=f"GAP vote hop with labels sigma={sigma:g} D={max_degree}",
+        unit="node with its label (out-degree <= D)", reported=reported,
+        broken="the labelled node entered twice")
 
 
 @pytest.mark.parametrize("full", SIZES)
