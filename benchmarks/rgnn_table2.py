@@ -83,6 +83,8 @@ def main():
     p.add_argument("--hops", type=lambda t: t if t == "auto" else int(t), default="auto",
                    help="K_x = K_y of RGNN: an int (the paper: 16; its best for Facebook: 4) "
                         "or 'auto', the estimator's default (default: auto)")
+    p.add_argument("--label-hops", type=lambda t: t if t == "auto" else int(t), default=None,
+                   help="RGNN's label_hops when it differs from --hops")
     p.add_argument("--paper-protocol", action="store_true",
                    help="labels of train+val nodes released; epoch chosen on the val nodes' "
                         "reconstructed labels (see the module docstring)")
@@ -119,8 +121,9 @@ def main():
             common = dict(epsilon=args.m * args.eps_x + eps_y, epsilon_per_feature=args.eps_x,
                           n_sampled_features=args.m, feature_group_size=g, random_state=seed,
                           **protocol)
+            label_hops = args.hops if args.label_hops is None else args.label_hops
             rgnn = RGNNClassifier(n_clusters=args.n_clusters, llp_weight=args.llp_weight,
-                                  feature_hops=args.hops, label_hops=args.hops,
+                                  feature_hops=args.hops, label_hops=label_hops,
                                   label_loss=args.label_loss,
                                   ensemble_size=args.ensemble_size, **common)
             rows.setdefault(f"RGNN eps_y={eps_y:g}", []).append(

@@ -14,7 +14,7 @@ from skdpgraph._validation import DP_CONSTRAINTS, DPSGD_CONSTRAINTS, Interval, S
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.nn import CONVS, GNN, InNeighbourMean, ProbabilityAverage, train_llp_gnn
-from skdpgraph.preprocessing import (bag_label_proportions, holdout_split,
+from skdpgraph.preprocessing import (bag_label_proportions, held_out_label_hops, holdout_split,
                                      mean_propagation_operator, noisy_label_means,
                                      propagation_hops, reconstruct_labels)
 from skdpgraph.preprocessing._randomizers import client_generators, feature_schema
@@ -75,9 +75,19 @@ class RGNNClassifier(BaseDPClassifier):
         global mean; 0 when ``epsilon_per_feature_`` is ``inf`` (exact reports, nothing
         to denoise). Post-processing of the reports: no privacy cost.
     label_hops : int or "auto", default="auto"
-        Rounds (>= 0) of neighbourhood means of the noisy labels; ``"auto"`` as for
-        ``feature_hops`` (0 when ``epsilon_labels_`` is ``inf``). Post-processing: no
-        privacy cost.
+        Rounds (>= 0) of neighbourhood means of the noisy labels. ``"auto"``: 0 when
+        ``epsilon_labels_`` is ``inf``; otherwise chosen on held-out reports (the
+        validation nodes, or a fifth of the training nodes held out for this choice
+        only, whose reports feed neither candidate): a GNN fitted without label means
+        and one with the rounds of the ``feature_hops`` rule are scored by how often
+        they predict a held-out node's noisy label, and 0 is kept when it is ahead by
+        more than two standard errors; else the rounds, up to that rule's, whose label
+        means best predict the held-out reports
+        (:func:`~skdpgraph.preprocessing.held_out_label_hops`). Two more GNNs are
+        fitted. Over wide neighbourhoods the means teach each node its neighbourhood's
+        classes rather than its own: with the rule's 16 rounds, Amazon Photo scored 70.7
+        at ``epsilon=8`` against 88.9 with none (seed 0). Post-processing of the
+        reports: no privacy cost.
     label_loss : {"auto", "forward", "reconstructed"}, default="auto"
         How the noisy labels supervise the GNN (post-processing of the reports, no
         privacy cost). ``"forward"``: the GNN's class probabilities, passed through the
@@ -167,6 +177,10 @@ class RGNNClassifier(BaseDPClassifier):
         Feature reconstruction rounds used on the training graph.
     label_hops_ : int
         Label reconstruction rounds used on the training graph.
+    label_hops_scores_ : dict
+        With ``label_hops="auto"`` and finite ``epsilon_labels_``: for 0 rounds and
+        the ``feature_hops`` rule's, the share of held-out nodes whose noisy label the
+        GNN fitted with them predicts (empty otherwise).
     label_loss_ : str
         ``"forward"`` or ``"reconstructed"``: the supervision used (see ``label_loss``).
     domain_sizes_ : ndarray of shape (d,)
@@ -273,7 +287,6 @@ class RGNNClassifier(BaseDPClassifier):
         operator = mean_propagation_operator(graph)                    # server: reconstruct
         searched = functools.cache(lambda: propagation_hops(operator))  # once: a K-round pass
         self.feature_hops_ = _rounds(self.feature_hops, self.epsilon_per_feature_, searched)
-        self.label_hops_ = _rounds(self.label_hops, self.epsilon_labels_, searched)
         self.reconstructed_x_ = self._reconstructed(graph, feature_rng, operator,
                                                     self.feature_hops_)
         self._cache_release(graph, "features", self.reconstructed_x_)
@@ -281,46 +294,104 @@ class RGNNClassifier(BaseDPClassifier):
                              else bool(self.standardize))
         self.feature_mean_, self.feature_scale_ = _standardization(self.reconstructed_x_,
                                                                    self.standardize_)
-        inputs = self._inputs(self.reconstructed_x_)
-        targets, transition = self._label_targets(operator, nodes.index, y, c, eps_y)
+        self.label_loss_ = self.label_loss
+        if self.label_loss == "auto":
+            keep = grr_probabilities(eps_y, c)[0]
+            self.label_loss_ = "forward" if keep < 0.5 else "reconstructed"
         train, val = holdout_split(len(y), self.validation_fraction or 0.0,
                                    streams.numpy("split"))
         parts = metis_partition(graph.indptr, graph.indices, self.n_clusters,
                                 seed=streams.integer("split"))
-        bag, proportions = bag_label_proportions(parts[nodes.index[train]], y[train], c, eps_y)
+        inputs, structure = self._inputs(self.reconstructed_x_), _structure(graph, self.conv)
+        fit_gnn = functools.partial(self._fit_gnn, inputs, structure, operator, parts,
+                                    nodes.index, y, c, eps_y)
+        self.label_hops_ = _rounds(self.label_hops, eps_y, searched)
+        self.label_hops_scores_ = {}
+        if self.label_hops == "auto" and self.label_hops_ > 0:
+            self.label_hops_, self.label_hops_scores_ = self._chosen_label_hops(
+                fit_gnn, operator, inputs, structure, nodes.index, y, train, val, streams)
         members, self.history_, best = [], [], []
-        structure = _structure(graph, self.conv)
         for i in range(self.ensemble_size):
             stage = "classifier" if self.ensemble_size == 1 else f"classifier {i + 1}"
-            module = GNN(inputs.shape[1], self.hidden_dim, c,
-                         num_layers=self.num_layers, conv=self.conv,
-                         dropout=self.dropout).to(self.device_)
-            history, best_epoch = train_llp_gnn(
-                module, inputs, structure, nodes.index[train],
-                targets[train], bag, proportions, llp_weight=self.llp_weight,
-                epochs=self.epochs, lr=self.lr, max_grad_norm=self.max_grad_norm,
-                val_index=nodes.index[val], val_targets=targets[val], transition=transition,
-                epsilon=self._running_epsilon(plan, stage, 0), stage=stage,
-                verbose=bool(self.verbose), description=f"{type(self).__name__} {stage}")
+            module, history, best_epoch = fit_gnn(self.label_hops_, train, val, stage=stage,
+                                                  epsilon=self._running_epsilon(plan, stage, 0))
             members.append(module.cpu().eval())
             self.history_ += history
             best.append(best_epoch)
         self.best_epochs_ = tuple(best)
         self.module_ = members[0] if len(members) == 1 else ProbabilityAverage(members).eval()
 
-    def _label_targets(self, operator, index, noisy, n_classes, eps_y):
+    def _fit_gnn(self, inputs, structure, operator, parts, index, noisy, n_classes, eps_y,
+                 hops, train, val, *, stage, epsilon=math.nan):
+        """One GNN fitted to the reports at positions ``train``, its epoch chosen on ``val``.
+
+        The label targets are smoothed over ``hops`` rounds among the reports at ``train``
+        and ``val`` only: a node held out of both never feeds them.
+        """
+        reporting = np.concatenate([train, val])
+        targets, transition = self._label_targets(operator, index[reporting],
+                                                  noisy[reporting], n_classes, eps_y, hops)
+        bag, proportions = bag_label_proportions(parts[index[train]], noisy[train], n_classes,
+                                                 eps_y)
+        module = GNN(inputs.shape[1], self.hidden_dim, n_classes, num_layers=self.num_layers,
+                     conv=self.conv, dropout=self.dropout).to(self.device_)
+        history, best_epoch = train_llp_gnn(
+            module, inputs, structure, index[train], targets[:len(train)], bag, proportions,
+            llp_weight=self.llp_weight, epochs=self.epochs, lr=self.lr,
+            max_grad_norm=self.max_grad_norm, val_index=index[val],
+            val_targets=targets[len(train):], transition=transition, epsilon=epsilon,
+            stage=stage, verbose=bool(self.verbose),
+            description=f"{type(self).__name__} {stage}")
+        return module, history, best_epoch
+
+    def _chosen_label_hops(self, fit_gnn, operator, inputs, structure, index, noisy, train,
+                           val, streams) -> tuple[int, dict]:
+        r"""Rounds of label means for ``label_hops="auto"``, and the held-out scores.
+
+        A part of the labelled nodes is held out: the validation nodes, or without
+        ``validation_fraction`` a fifth of the training nodes drawn for this choice only.
+        Their reports feed nothing below.
+
+        1. Do label means hurt the classifier? One GNN is fitted with the spread rule's
+           :math:`K` rounds and one with none, and each is scored by how often its
+           predicted class equals a held-out node's noisy label: under GRR that rate is
+           :math:`q + (p - q)\,a` for a GNN of accuracy :math:`a`, so the higher rate is
+           the more accurate GNN. 0 is taken when its rate is ahead by more than two
+           standard errors of the paired differences.
+        2. Otherwise, the rounds up to :math:`K` whose label means of the other reports
+           best predict the held-out reports
+           (:func:`~skdpgraph.preprocessing.held_out_label_hops`).
+
+        Post-processing of the reports: no privacy cost. Returns the rounds and the rate
+        of each GNN.
+        """
+        if len(val) == 0:
+            kept, held = holdout_split(len(train), 0.2, streams.numpy("split"))
+            train, val = train[kept], train[held]
+        x = torch.as_tensor(inputs, device=self.device_)
+        agrees = {}
+        with streams.initialisation():  # its own stream: the fit that follows is unchanged
+            for hops in (0, self.label_hops_):
+                module = fit_gnn(hops, train, val[:0], stage=f"label_hops={hops}")[0]
+                with torch.no_grad():
+                    logits = module.eval()(x, structure.to(self.device_))[
+                        torch.as_tensor(index[val])]
+                agrees[hops] = (logits.argmax(-1).cpu().numpy() == noisy[val]).astype(float)
+        rates = {hops: float(agree.mean()) for hops, agree in agrees.items()}
+        if _clearly_ahead(agrees[0] - agrees[self.label_hops_]):
+            return 0, rates
+        return held_out_label_hops(operator, index[train], noisy[train], index[val],
+                                   noisy[val], len(self.classes_), self.label_hops_), rates
+
+    def _label_targets(self, operator, index, noisy, n_classes, eps_y, hops):
         """Per-node targets and the channel of the loss (None: plain cross-entropy)."""
-        self.label_loss_ = self.label_loss
-        if self.label_loss == "auto":
-            keep = grr_probabilities(eps_y, n_classes)[0]
-            self.label_loss_ = "forward" if keep < 0.5 else "reconstructed"
         if np.isinf(eps_y):
             return noisy, None
         if self.label_loss_ == "forward":
-            return (noisy_label_means(operator, index, noisy, n_classes, self.label_hops_),
+            return (noisy_label_means(operator, index, noisy, n_classes, hops),
                     label_transition_matrix(eps_y, n_classes))
         return reconstruct_labels(operator, index, noisy, n_classes, eps_y,
-                                  self.label_hops_).argmax(axis=1), None
+                                  hops).argmax(axis=1), None
 
     def _inputs(self, x: np.ndarray) -> np.ndarray:
         """The GNN's input: ``x`` standardised with the fitted shift and scale."""
@@ -375,6 +446,14 @@ def _standardization(x: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.n
     scale = x.std(axis=0, dtype=np.float64)
     scale[scale <= 1e-12] = 1.0
     return mean.astype(np.float32), scale.astype(np.float32)
+
+
+def _clearly_ahead(gain: np.ndarray) -> bool:
+    """Whether the mean of paired differences exceeds two of its standard errors."""
+    if gain.size < 2:
+        return False
+    standard_error = gain.std(ddof=1) / math.sqrt(gain.size)
+    return bool(gain.mean() > 2 * standard_error)
 
 
 def _rounds(setting, epsilon: float, searched) -> int:

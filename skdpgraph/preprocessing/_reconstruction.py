@@ -39,6 +39,7 @@ __all__ = [
     "reconstruct_from_clients",
     "noisy_label_means",
     "reconstruct_labels",
+    "held_out_label_hops",
     "bag_label_proportions",
     "holdout_split",
 ]
@@ -332,6 +333,64 @@ def noisy_label_means(operator: sp.csr_matrix, train_index: np.ndarray,
     np.add.at(Y, (train_index, noisy_labels), 1.0)
     lam = propagate(operator, Y, hops)[train_index]
     return lam / lam.sum(axis=1, keepdims=True)  # a node's own report keeps its row nonzero
+
+
+def held_out_label_hops(operator: sp.csr_matrix, train_index: np.ndarray,
+                        noisy_labels: np.ndarray, held_index: np.ndarray,
+                        held_labels: np.ndarray, n_classes: int, max_hops: int) -> int:
+    r"""The rounds whose label means best predict reports they were not computed from.
+
+    For every :math:`K \le` ``max_hops``, the :math:`M^K`-weighted frequencies of the
+    reports of ``train_index`` around each held-out node (without its own report) are
+    compared with that node's report by the Brier score; the :math:`K` with the lowest
+    mean wins (the smaller on ties). Under GRR the expected score is, up to a constant,
+    :math:`(p - q)^2` times the squared distance between the node's :math:`K`-round
+    label distribution and its true one-hot label, plus the variance of the frequencies:
+    more rounds average more reports but reach further from the node's own class, and
+    the score weighs the two on the data. Post-processing of the reports.
+
+    Parameters
+    ----------
+    operator : sparse matrix of shape (n, n)
+        From :func:`mean_propagation_operator`.
+    train_index, noisy_labels : ndarray of int
+        The nodes whose reports are averaged, and their reports.
+    held_index, held_labels : ndarray of int
+        The nodes scored (not in ``train_index``), and their reports.
+    n_classes, max_hops : int
+
+    Returns
+    -------
+    int
+        In ``[1, max_hops]``.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> ring = sp.diags([np.ones(99), np.ones(99)], [-1, 1], shape=(100, 100)).tocsr()
+    >>> operator = sp.csr_matrix(sp.diags(1 / (ring.sum(1).A1 + 1)) @ (ring + sp.identity(100)))
+    >>> labels = np.arange(100) // 50  # a path whose two halves hold one class each
+    >>> held = np.arange(0, 100, 5)
+    >>> train = np.setdiff1d(np.arange(100), held)
+    >>> held_out_label_hops(operator, train, labels[train], held, labels[held], 2, 16)
+    3
+    """
+    values = np.zeros((operator.shape[0], n_classes + 1))
+    values[train_index, noisy_labels] = 1.0
+    values[train_index, n_classes] = 1.0  # the weight of the reports reached
+    reports = np.eye(n_classes)[held_labels]
+    matrix, current = torch_csr(operator), torch.from_numpy(values)
+    best, best_score = 1, np.inf
+    for hops in range(1, max_hops + 1):
+        current = torch.sparse.mm(matrix, current)
+        rows = current[torch.as_tensor(held_index)].numpy()
+        weight = rows[:, -1:]
+        frequencies = np.where(weight > 0, rows[:, :-1] / np.maximum(weight, 1e-300),
+                               1.0 / n_classes)
+        score = float(np.square(frequencies - reports).sum(axis=1).mean())
+        if score < best_score:
+            best, best_score = hops, score
+    return best
 
 
 def reconstruct_labels(operator: sp.csr_matrix, train_index: np.ndarray,

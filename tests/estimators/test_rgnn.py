@@ -327,7 +327,7 @@ def test_small_dense_graph_never_collapses_across_seeds():
                                                   stratify=data.y, random_state=seed)
         clf = RGNNClassifier(random_state=seed).fit(X_tr, y_tr)
         accuracies.append(clf.score(X_te, y_te))
-        assert clf.feature_hops_ == clf.label_hops_ < 16
+        assert clf.label_hops_ <= clf.feature_hops_ < 16
     assert min(accuracies) > 0.9, accuracies
     assert max(accuracies) - min(accuracies) <= 0.05, accuracies
 
@@ -426,8 +426,10 @@ def test_auto_hops_are_computed_once_per_fit(binary_data, monkeypatch):
                         lambda operator: calls.append(operator.shape) or original(operator))
     clf = RGNNClassifier(epochs=2, random_state=0).fit(graph.nodes(train), y[train])
     assert calls == [(400, 400)]  # one K-round pass serves the features and the labels
-    assert clf.feature_hops_ == clf.label_hops_ == original(
-        rgnn_module.mean_propagation_operator(graph))
+    searched = original(rgnn_module.mean_propagation_operator(graph))
+    assert clf.feature_hops_ == searched
+    # The labels' rounds are chosen on held-out reports, at most the searched ones.
+    assert 0 <= clf.label_hops_ <= searched and 0 in clf.label_hops_scores_
 
 
 def test_sage_reads_the_csr_adjacency_as_it_reads_the_edge_list(monkeypatch):
@@ -498,3 +500,94 @@ def test_standardized_inputs_are_what_the_gnn_reads_at_predict(binary_data, monk
     expected = (clf.reconstructed_x_ - clf.reconstructed_x_.mean(0)) / clf.reconstructed_x_.std(0)
     np.testing.assert_allclose(seen[0].numpy(), expected, rtol=1e-4, atol=1e-4)
     assert np.abs(seen[0].numpy().mean(0)).max() < 1e-4  # a failing check if it were unscaled
+
+
+def _heterophilous_data():
+    """Edges between classes as often as within (homophily = 1/4), features informative."""
+    data = make_csbm(n_nodes=1000, n_classes=4, n_features=4, avg_degree=30, homophily=0.25,
+                     feature_signal=3.0, random_state=1)
+    return data, np.arange(0, 1000, 2), np.arange(1, 1000, 2)
+
+
+def test_auto_label_hops_drop_the_rounds_when_the_held_out_labels_say_so():
+    # On a graph whose edges say nothing about the labels, neighbourhood means of the
+    # labels only blur them. The old rule kept the searched rounds (2 here); "auto" now
+    # fits one GNN each way and keeps 0, which is ahead on the held-out noisy labels.
+    data, train, test = _heterophilous_data()
+    kw = dict(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=50, random_state=1)
+    auto = RGNNClassifier(**kw).fit(data.nodes()[train], data.y[train])
+    searched = rgnn_module.propagation_hops(rgnn_module.mean_propagation_operator(data.graph))
+    assert searched > 0 and set(auto.label_hops_scores_) == {0, searched}
+    assert auto.label_hops_ == 0
+    assert auto.label_hops_scores_[0] > auto.label_hops_scores_[searched]
+    fixed = {k: RGNNClassifier(label_hops=k, **kw).fit(data.nodes()[train], data.y[train])
+             for k in (0, searched)}
+    assert fixed[0].score(data.nodes()[test], data.y[test]) > fixed[searched].score(
+        data.nodes()[test], data.y[test]) + 0.1
+    # The choice draws its own streams: the fit is the one label_hops=0 gives.
+    np.testing.assert_array_equal(auto.predict_proba(data.nodes()[test]),
+                                  fixed[0].predict_proba(data.nodes()[test]))
+    assert auto.epsilon_labels_ == 2.0 and auto.epsilon_spent_ == fixed[0].epsilon_spent_
+
+
+def test_two_standard_errors_decide_the_label_hops():
+    gain = np.array([1.0, 0.0, 0.0, 1.0, 0.0, -1.0, 1.0, 0.0])
+    # scipy's one-sample t statistic is mean / (std(ddof=1) / sqrt(n)): the same number.
+    from scipy import stats
+    t = stats.ttest_1samp(gain, 0.0).statistic
+    assert rgnn_module._clearly_ahead(gain) == (t > 2)
+    assert rgnn_module._clearly_ahead(np.ones(5) * 0.5 + np.arange(5) * 0.01)
+    assert not rgnn_module._clearly_ahead(np.array([1.0, -1.0] * 20))
+    assert not rgnn_module._clearly_ahead(np.array([1.0]))  # one node proves nothing
+
+
+def _label_means_seen(monkeypatch, split=None):
+    """Fit "auto" on the heterophilous graph; return the held-out nodes and the nodes
+    whose reports fed each call of the label means."""
+    data, train, _ = _heterophilous_data()
+    fed, held_out = [], []
+    means = rgnn_module.reconstruct_labels
+    monkeypatch.setattr(rgnn_module, "reconstruct_labels",
+                        lambda op, index, *a: fed.append(set(index.tolist())) or means(
+                            op, index, *a))
+    original_split = split or rgnn_module.holdout_split
+
+    def recording_split(n, fraction, rng):
+        kept, held = original_split(n, fraction, rng)
+        if fraction == 0.2:
+            held_out.append(set(train[held].tolist()))
+        return kept, held
+    monkeypatch.setattr(rgnn_module, "holdout_split", recording_split)
+    RGNNClassifier(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=5,
+                   random_state=1).fit(data.nodes()[train], data.y[train])
+    return held_out[0], fed
+
+
+def test_held_out_reports_never_feed_the_candidates(monkeypatch):
+    held, fed = _label_means_seen(monkeypatch)
+    assert len(fed) == 3 and len(held) == 100  # two candidates, then the fit itself
+    assert all(not (held & nodes) for nodes in fed[:2])
+    assert held <= fed[2]  # the fit uses every report
+
+
+def test_held_out_check_catches_a_split_that_keeps_the_held_nodes(monkeypatch):
+    # Deliberately broken: the held-out fifth is also kept for training.
+    from skdpgraph.preprocessing import holdout_split
+
+    def leaky(n, fraction, rng):
+        kept, held = holdout_split(n, fraction, rng)
+        return (np.arange(n), held) if fraction == 0.2 else (kept, held)
+    held, fed = _label_means_seen(monkeypatch, split=leaky)
+    assert any(held & nodes for nodes in fed[:2])
+
+
+def test_auto_label_hops_otherwise_take_the_rounds_the_held_out_reports_pick(monkeypatch):
+    data, train, _ = _heterophilous_data()
+    picked = []
+    original = rgnn_module.held_out_label_hops
+    monkeypatch.setattr(rgnn_module, "_clearly_ahead", lambda gain: False)
+    monkeypatch.setattr(rgnn_module, "held_out_label_hops",
+                        lambda *a: picked.append(original(*a)) or picked[-1])
+    clf = RGNNClassifier(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=5,
+                         random_state=1).fit(data.nodes()[train], data.y[train])
+    assert len(picked) == 1 and clf.label_hops_ == picked[0] >= 1

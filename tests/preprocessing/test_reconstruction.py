@@ -235,3 +235,44 @@ def test_torch_csr_multiplies_as_scipy_does():
         np.testing.assert_allclose(product, m @ dense, rtol=1e-12)
     as_float32 = torch_csr(matrix, np.float32)
     assert as_float32.dtype == torch.float32 and as_float32.layout == torch.sparse_csr
+
+
+def test_held_out_label_hops_matches_a_per_node_loop():
+    from skdpgraph.preprocessing import held_out_label_hops
+
+    def loop_hops(graph, train, labels, held, held_labels, c, max_hops):
+        """Per held-out node: frequencies of the averaged reports from the loop propagation."""
+        values = np.zeros((graph.num_nodes, c + 1))
+        values[train, labels] = 1.0
+        values[train, c] = 1.0
+        scores = []
+        for hops in range(1, max_hops + 1):
+            rows = _loop_propagate(graph, values, hops)
+            brier = []
+            for v, report in zip(held, held_labels):
+                f = rows[v, :c] / rows[v, c] if rows[v, c] > 0 else np.full(c, 1.0 / c)
+                brier.append(sum((f[k] - (k == report)) ** 2 for k in range(c)))
+            scores.append(np.mean(brier))
+        return 1 + int(np.argmin(scores))  # argmin keeps the first (smaller) of ties
+
+    rng = np.random.default_rng(3)
+    graph, y = _cliques(n_cliques=4, size=12)
+    for eps in (0.5, 2.0, np.inf):
+        noisy = grr_randomize(y, 4, eps, rng)
+        held = rng.choice(graph.num_nodes, 12, replace=False)
+        train = np.setdiff1d(np.arange(graph.num_nodes), held)
+        got = held_out_label_hops(mean_propagation_operator(graph), train, noisy[train], held,
+                                  noisy[held], 4, 6)
+        assert got == loop_hops(graph, train, noisy[train], held, noisy[held], 4, 6)
+
+
+def test_held_out_label_hops_stop_before_the_other_class():
+    # Two cliques of one class each, joined by one edge, clean labels: one round already
+    # gives every held-out node its clique's class; more rounds only mix in the other's.
+    from skdpgraph.preprocessing import held_out_label_hops
+
+    graph, y = _cliques(n_cliques=2, size=20)
+    op = mean_propagation_operator(graph)
+    held = np.arange(0, 40, 4)
+    train = np.setdiff1d(np.arange(40), held)
+    assert held_out_label_hops(op, train, y[train], held, y[held], 2, 16) == 1
