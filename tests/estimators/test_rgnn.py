@@ -53,10 +53,13 @@ def test_m_is_capped_at_the_number_of_features(binary_data):
     assert (clf.epsilon_per_feature_, clf.epsilon_labels_) == pytest.approx((10 / 4, 3.0))
 
 
-def test_randomize_false_on_prerandomised_data_gives_the_same_model(binary_data):
+@pytest.mark.parametrize("label_hops", [2, "auto"])
+def test_randomize_false_on_prerandomised_data_gives_the_same_model(binary_data, label_hops):
+    # With "auto" the rounds are chosen on held-out reports: the server, which holds only
+    # the reports, makes the same choice as the simulated fit.
     graph, y, train = binary_data
     params = dict(epsilon=6.0, epsilon_labels=1.0, n_sampled_features=5,  # eps_x = 1
-                  random_state=7, **FAST)
+                  random_state=7, **{**FAST, "label_hops": label_hops})
     direct = RGNNClassifier(feature_group_size=2, **params).fit(graph.nodes(train), y[train])
     # The clients, with the same seed:
     codes = CategoricalFeatureEncoder(group_size=2).fit_transform(graph.x)
@@ -67,6 +70,9 @@ def test_randomize_false_on_prerandomised_data_gives_the_same_model(binary_data)
     reported = Graph(graph.edge_index, reports)
     server = RGNNClassifier(randomize=False, **params).fit(reported.nodes(train), noisy_y)
     np.testing.assert_array_equal(direct.reconstructed_x_, server.reconstructed_x_)
+    assert direct.label_hops_ == server.label_hops_
+    assert direct.label_hops_scores_ == server.label_hops_scores_
+    assert bool(direct.label_hops_scores_) == (label_hops == "auto")
     for a, b in zip(direct.module_.state_dict().values(), server.module_.state_dict().values()):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     test = np.arange(1, 400, 2)
