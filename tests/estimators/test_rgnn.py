@@ -592,8 +592,15 @@ def test_auto_label_hops_otherwise_take_the_rounds_the_held_out_reports_pick(mon
     picked = []
     original = rgnn_module.held_out_label_hops
     monkeypatch.setattr(rgnn_module, "_clearly_ahead", lambda gain: False)
-    monkeypatch.setattr(rgnn_module, "held_out_label_hops",
-                        lambda *a: picked.append(original(*a)) or picked[-1])
+    averaged_and_scored = []
+
+    def recording(operator, train_index, labels, held_index, *rest):
+        averaged_and_scored.append((set(train_index.tolist()), set(held_index.tolist())))
+        picked.append(original(operator, train_index, labels, held_index, *rest))
+        return picked[-1]
+    monkeypatch.setattr(rgnn_module, "held_out_label_hops", recording)
     clf = RGNNClassifier(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=5,
                          random_state=1).fit(data.nodes()[train], data.y[train])
     assert len(picked) == 1 and clf.label_hops_ == picked[0] >= 1
+    averaged, scored = averaged_and_scored[0]
+    assert len(scored) == 100 and not averaged & scored  # a report is averaged or scored
