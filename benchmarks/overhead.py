@@ -109,10 +109,10 @@ class LoopTimer:
 
 def clear_accountant_caches():
     """Forget every cached RDP curve and noise calibration, as in a fresh process."""
-    from skdpgraph.privacy import _fdp, _gaussian, _plan
+    from skdpgraph.privacy import _fdp, _gap_plan, _gaussian, _plan
 
     for cached in (_plan._one_step_curve, _plan._calibrated_noise_multiplier, _fdp._calibrated,
-                   _gaussian.gaussian_epsilon):
+                   _gap_plan._calibrated_node_multiplier, _gaussian.gaussian_epsilon):
         cached.cache_clear()
 
 

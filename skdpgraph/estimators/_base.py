@@ -59,6 +59,7 @@ from skdpgraph._validation import (
 )
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.privacy import PrivacyPlan, check_plan, report_from_plan
+from skdpgraph.privacy._orders import OrderHint
 
 __all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "VERBOSE_NOT_COVERED"]
 
@@ -233,25 +234,29 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ training stages
-    def _running_epsilon(self, plan: PrivacyPlan, stage: str, steps: int) -> float:
+    def _running_epsilon(self, plan: PrivacyPlan, stage: str, steps: int, *,
+                         hint: OrderHint | None = None) -> float:
         """Epsilon spent after ``steps`` steps of ``stage``: ``history_``'s and the bar's.
 
-        From the plan's accountant (``inf`` when not private); estimators whose plan has
-        several stages or a release after training override this.
+        From the plan's accountant (``inf`` when not private); ``hint`` carries the best
+        RDP order from one epoch's search to the next. Estimators whose plan has several
+        stages or a release after training override this.
         """
         if not plan.private:
             return math.inf
-        return plan.epsilon(self.delta_, steps)
+        return plan.epsilon(self.delta_, steps, hint=hint)
 
-    def _stage_options(self, plan: PrivacyPlan, stage: str, streams: RandomStreams) -> dict:
+    def _stage_options(self, plan: PrivacyPlan, stage: str, streams: RandomStreams,
+                       **epsilon_options) -> dict:
         """The arguments of :func:`~skdpgraph.training.train_dpsgd` that every stage shares.
 
         Fresh batch and noise streams, the stage's name in ``history_``, its progress bar
-        and its running epsilon.
+        and its running epsilon (``epsilon_options`` go to :meth:`_running_epsilon`).
         """
         return dict(generator=streams.torch("batches"),
                     noise_generator=streams.torch("noise", self.device_), stage=stage,
-                    epsilon_at=functools.partial(self._running_epsilon, plan, stage),
+                    epsilon_at=functools.partial(self._running_epsilon, plan, stage,
+                                                 hint=OrderHint(), **epsilon_options),
                     verbose=bool(self.verbose), description=f"{type(self).__name__} {stage}")
 
     # ------------------------------------------------------------------ validation

@@ -17,6 +17,7 @@ from skdpgraph.nn import (DenseSubgraphGNN, encode_nodes, logits_from_sums, root
 from skdpgraph.privacy import (FDPPlan, NeighbourSums, fdp_relation, inference_release_epsilon,
                                inference_sensitivity, plan_fdp, release_neighbour_sums,
                                steps_for_epochs)
+from skdpgraph.privacy._orders import OrderHint
 from skdpgraph.sampling import StarExamples, bound_star_membership, star_members
 from skdpgraph.sampling._stars import star_rows
 from skdpgraph.training import BestEpoch, train_dpsgd
@@ -217,7 +218,8 @@ class FDPClassifier(BaseDPClassifier):
         rows = held.graph.adjacency()[roots]
         return lambda module: root_logits(module, held.graph, roots, rows)
 
-    def _running_epsilon(self, plan: FDPPlan, stage: str, steps: int) -> float:
+    def _running_epsilon(self, plan: FDPPlan, stage: str, steps: int, *,
+                         hint: OrderHint | None = None) -> float:
         if not plan.private:  # the inference release comes after training
             return math.inf
         return plan.epsilon(self.delta_, steps, inference=False)

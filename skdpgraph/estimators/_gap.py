@@ -16,6 +16,7 @@ from skdpgraph.graph import Graph, Nodes
 from skdpgraph.nn._gap import (GAPClassificationModule, GAPEncoder, class_log_probabilities,
                                class_probabilities, embed_nodes, hop_inputs, with_known_labels)
 from skdpgraph.privacy import GAPPlan, plan_gap
+from skdpgraph.privacy._orders import OrderHint
 from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
 __all__ = ["GAPClassifier"]
@@ -310,11 +311,9 @@ class GAPClassifier(BaseDPClassifier):
         """
         best = held and BestEpoch(inputs(held[0]).to(self.device_), held[1])  # public labels
         with streams.initialisation():
-            options = self._stage_options(plan, stage, streams)
+            options = self._stage_options(plan, stage, streams, index=index)
             if name is not None:
-                options.update(stage=name, description=f"{type(self).__name__} {name}",
-                               epsilon_at=lambda steps: plan.running_epsilon(
-                                   self.delta_, stage, steps, index=index))
+                options.update(stage=name, description=f"{type(self).__name__} {name}")
             result = train_dpsgd(
                 build().to(self.device_), TensorExamples(
                     inputs(nodes), torch.from_numpy(y), device=self.device_),
@@ -351,8 +350,10 @@ class GAPClassifier(BaseDPClassifier):
     def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:
         return self._plan_.unit, self._plan_.relation
 
-    def _running_epsilon(self, plan: GAPPlan, stage: str, steps: int) -> float:
-        return plan.running_epsilon(self.delta_, stage, steps)  # inf when not private
+    def _running_epsilon(self, plan: GAPPlan, stage: str, steps: int, *,
+                         hint: OrderHint | None = None, index: int = 0) -> float:
+        # inf when not private; index: the encoder run of a progressive plan
+        return plan.running_epsilon(self.delta_, stage, steps, index=index, hint=hint)
 
     _inference = staticmethod(lambda plan: plan.inference)  # the plan states both
     _not_covered = staticmethod(lambda plan: plan.not_covered)

@@ -22,6 +22,7 @@ from skdpgraph.preprocessing._reconstruction import reconstruct_from_clients
 from skdpgraph.privacy import (LocalDPPlan, grr_fs_epsilon, grr_probabilities, grr_randomize,
                                label_transition_matrix, plan_local_grr)
 from skdpgraph.privacy._local import split_local_budget
+from skdpgraph.privacy._orders import OrderHint
 from skdpgraph.sampling import metis_partition
 
 __all__ = ["RGNNClassifier"]
@@ -261,7 +262,8 @@ class RGNNClassifier(BaseDPClassifier):
 
     _protected_units = staticmethod(lambda nodes: 0)  # pure local DP: delta 0
 
-    def _running_epsilon(self, plan: LocalDPPlan, stage: str, steps: int) -> float:
+    def _running_epsilon(self, plan: LocalDPPlan, stage: str, steps: int, *,
+                         hint: OrderHint | None = None) -> float:
         return plan.epsilon(self.delta_)  # every report is made before training
 
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:

@@ -33,12 +33,12 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from skdpgraph.privacy._accountant import compute_rdp, gaussian_event
+from skdpgraph.privacy._accountant import gaussian_event
 from skdpgraph.privacy._aggregation import (gap_node_event, noisy_neighbour_votes,
                                             pma_sensitivity, private_multi_hop_aggregation)
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
 from skdpgraph.privacy._gaussian import calibrate_gaussian_noise, gaussian_epsilon
-from skdpgraph.privacy._orders import search_epsilon
+from skdpgraph.privacy._orders import LazyRdpCurve, OrderHint, search_epsilon
 from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 from skdpgraph.sampling._degree import bound_in_degree, bound_out_degree
@@ -195,9 +195,9 @@ class GAPPlan:
 
     # ------------------------------------------------------------------ accounting
     @functools.cached_property
-    def _pma_rdp(self) -> np.ndarray:
-        """RDP of the K Gaussians on ``DEFAULT_ORDERS`` (closed form: cheap)."""
-        return compute_rdp(gaussian_event(self.noise_multiplier, self.hops))
+    def _pma_curve(self) -> LazyRdpCurve:
+        """RDP of the K Gaussians, computed at the orders the order search asks for."""
+        return LazyRdpCurve(gaussian_event(self.noise_multiplier, self.hops))
 
     @property
     def encoder_runs(self) -> int:
@@ -205,14 +205,15 @@ class GAPPlan:
         return self.hops if self.progressive else 1
 
     def running_epsilon(self, delta: float, stage: str, steps: int, *, index: int = 0,
-                        integer_orders: bool = False) -> float:
+                        integer_orders: bool = False, hint: OrderHint | None = None) -> float:
         """Epsilon spent after ``steps`` steps of ``stage`` ("encoder" or "classifier").
 
         ``index`` numbers the encoder runs of a progressive plan (0..K-1); run ``i``
         starts after ``i`` runs and ``i`` one-hop aggregations. Edge level: the epsilon
         of the aggregations released so far (0 before the first). Node level: the RDP
         composition of everything run so far; ``integer_orders=True`` converts it on the
-        integer orders only, a cheaper and slightly looser bound (calibration's first guess).
+        integer orders only, a cheaper and slightly looser bound (calibration's first guess);
+        a ``hint`` starts the search at the last one's best order (after each epoch).
         """
         if stage not in _STAGES:
             raise ValueError(f"GAPPlan.running_epsilon: stage must be one of {_STAGES}; "
@@ -234,20 +235,21 @@ class GAPPlan:
 
         def rdp_at(indices: np.ndarray) -> np.ndarray:
             # The RDP of everything run so far adds up: DP-SGD steps, then Gaussian hops.
-            rdp = self._pma_rdp[indices] * (hops / self.hops)
+            rdp = self._pma_curve.at(indices) * (hops / self.hops)
             if encoder_steps:
                 rdp = rdp + encoder_steps * self.encoder.step_rdp_at(indices)
             if classifier_steps:
                 rdp = rdp + classifier_steps * self.classifier.step_rdp_at(indices)
             return rdp
 
-        return search_epsilon(rdp_at, delta, integer_orders=integer_orders)
+        return search_epsilon(rdp_at, delta, integer_orders=integer_orders, hint=hint)
 
-    def epsilon(self, delta: float, *, integer_orders: bool = False) -> float:
+    def epsilon(self, delta: float, *, integer_orders: bool = False,
+                hint: OrderHint | None = None) -> float:
         """Epsilon of the whole fit at ``delta`` (``inf`` if not private); see
-        :meth:`running_epsilon` for ``integer_orders``."""
+        :meth:`running_epsilon` for ``integer_orders`` and ``hint``."""
         return self.running_epsilon(delta, "classifier", self.classifier_steps,
-                                    integer_orders=integer_orders)
+                                    integer_orders=integer_orders, hint=hint)
 
     @property
     def classifier_steps(self) -> int:
@@ -432,41 +434,88 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
     (4.0, 1.4142)
     """
     node = privacy_level == "node"
-    steps = {"encoder": steps_for_epochs(encoder_epochs, num_examples, batch_size),
-             "classifier": steps_for_epochs(epochs, num_examples, batch_size)}
-
-    def make(sigma: float | None) -> GAPPlan:
-        runs = {stage: plan_dpsgd(
-            epsilon=math.inf, delta=delta, sampling="poisson", num_examples=num_examples,
-            batch_size=batch_size, steps=steps[stage], max_grad_norm=max_grad_norm,
-            noise_multiplier=sigma if node else None) for stage in _STAGES}
-        return GAPPlan(privacy_level, int(hops), bool(directed), sigma, runs["encoder"],
-                       runs["classifier"], max_degree=max_degree if node else None,
-                       max_in_degree=max_in_degree if node else None,
-                       progressive=bool(progressive))
-
     if vote and (not node or math.isinf(epsilon)):
         raise ValueError(f"{context}: the vote head needs privacy_level='node' and a finite "
                          f"epsilon; got privacy_level={privacy_level!r}, epsilon={epsilon:g}.")
+    settings = _GAPSettings(privacy_level, int(hops), bool(directed), int(num_examples),
+                            int(batch_size), int(epochs), int(encoder_epochs),
+                            float(max_grad_norm), max_degree if node else None,
+                            max_in_degree if node else None, bool(progressive), bool(vote))
     if math.isinf(epsilon):
-        return make(None)
+        return _plan_maker(settings, epsilon, delta, context)(None)
     if not node:
-        return make(calibrate_gaussian_noise(epsilon, delta, count=hops, context=context))
+        return _plan_maker(settings, epsilon, delta, context)(
+            calibrate_gaussian_noise(epsilon, delta, count=hops, context=context))
     context = (f"{context} (privacy_level='node', hops={hops}, epochs={epochs}, "
                f"encoder_epochs={encoder_epochs}, delta={delta:.3g})")
-    if vote:
+    return _plan_maker(settings, epsilon, delta, context)(
+        _calibrated_node_multiplier(settings, float(epsilon), float(delta), context))
+
+
+@dataclass(frozen=True)
+class _GAPSettings:
+    """:func:`plan_gap`'s arguments but the budget: what a plan is made of, hashable."""
+
+    privacy_level: str
+    hops: int
+    directed: bool
+    num_examples: int
+    batch_size: int
+    epochs: int
+    encoder_epochs: int
+    max_grad_norm: float
+    max_degree: int | None
+    max_in_degree: int | None
+    progressive: bool
+    vote: bool
+
+
+def _plan_maker(settings: _GAPSettings, epsilon: float, delta: float, context: str):
+    """``sigma -> GAPPlan`` for ``settings``: at node level with the vote head, the
+    encoder's multiplier is calibrated alone to ``VOTE_ENCODER_SHARE * epsilon`` and
+    ``sigma`` is the aggregation's; otherwise ``sigma`` is every mechanism's (node level)
+    or the aggregation's (edge level; the DP-SGD runs are then not private)."""
+    s = settings
+    node = s.privacy_level == "node"
+    steps = {"encoder": steps_for_epochs(s.encoder_epochs, s.num_examples, s.batch_size),
+             "classifier": steps_for_epochs(s.epochs, s.num_examples, s.batch_size)}
+    if s.vote:
         encoder = plan_dpsgd(
             epsilon=VOTE_ENCODER_SHARE * epsilon, delta=delta, sampling="poisson",
-            num_examples=num_examples, batch_size=batch_size, steps=steps["encoder"],
-            max_grad_norm=max_grad_norm, context=context + " vote-head encoder")
+            num_examples=s.num_examples, batch_size=s.batch_size, steps=steps["encoder"],
+            max_grad_norm=s.max_grad_norm, context=context + " vote-head encoder")
 
         def make_vote(sigma: float) -> GAPPlan:
-            return GAPPlan(privacy_level, int(hops), bool(directed), sigma, encoder, None,
-                           max_degree=max_degree, max_in_degree=max_in_degree, vote=True)
+            return GAPPlan(s.privacy_level, s.hops, s.directed, sigma, encoder, None,
+                           max_degree=s.max_degree, max_in_degree=s.max_in_degree, vote=True)
 
-        make_plan = make_vote
-    else:
-        make_plan = make
-    return make_plan(calibrate_noise_multiplier(
-        lambda sigma: make_plan(sigma).epsilon(delta), epsilon, context=context,
-        upper_bound_for=lambda sigma: make_plan(sigma).epsilon(delta, integer_orders=True)))
+        return make_vote
+
+    def make(sigma: float | None) -> GAPPlan:
+        runs = {stage: plan_dpsgd(
+            epsilon=math.inf, delta=delta, sampling="poisson", num_examples=s.num_examples,
+            batch_size=s.batch_size, steps=steps[stage], max_grad_norm=s.max_grad_norm,
+            noise_multiplier=sigma if node else None) for stage in _STAGES}
+        return GAPPlan(s.privacy_level, s.hops, s.directed, sigma, runs["encoder"],
+                       runs["classifier"], max_degree=s.max_degree,
+                       max_in_degree=s.max_in_degree, progressive=s.progressive)
+
+    return make
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrated_node_multiplier(settings: _GAPSettings, epsilon: float, delta: float,
+                                context: str) -> float:
+    """The node-level multiplier, calibrated on the RDP composition of the plan's runs.
+
+    Cached, as the DP-SGD multiplier is: cross-validation and searches plan the same fit
+    many times. Calibration's evaluations are a sequence of nearby curves, so each order
+    search starts at the last one's best order (one hint for the bound on the integer
+    orders, one for the grid).
+    """
+    make_plan = _plan_maker(settings, epsilon, delta, context)
+    hint, integer_hint = OrderHint(), OrderHint()
+    return calibrate_noise_multiplier(
+        lambda sigma: make_plan(sigma).epsilon(delta, hint=hint), epsilon, context=context,
+        upper_bound_for=lambda sigma: make_plan(sigma).epsilon(
+            delta, integer_orders=True, hint=integer_hint))

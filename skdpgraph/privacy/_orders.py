@@ -17,6 +17,13 @@ minimum over every order it evaluated, so its result is never below the whole gr
 where the conversion has that shape, the same value. The tests compare it with the whole
 grid on many plans (``tests/privacy/test_orders.py``; 1260 plans in
 ``tests/audits/test_order_search.py``).
+
+A fit reports its epsilon after every epoch (``history_``), a sequence of curves that
+grow a little at a time, so the best order moves little from one to the next. Given an
+:class:`OrderHint`, the search starts at the last best order and walks downhill from
+there: about 5 conversions instead of about 13 (the mean over the audit's plans along
+three kinds of fit, where it equals the whole grid's epsilon on 37288 of 37296 searches
+and is at most 0.6% above it on the others).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
 from skdpgraph.privacy._accountant import ADD_OR_REMOVE, DEFAULT_ORDERS, compute_rdp
 
-__all__ = ["LazyRdpCurve", "search_epsilon"]
+__all__ = ["LazyRdpCurve", "OrderHint", "search_epsilon"]
 
 #: The coarse scan takes every integer order up to this one...
 _LAST_SMALL_INTEGER = 12
@@ -84,16 +91,49 @@ class LazyRdpCurve:
     def at(self, indices) -> np.ndarray:
         """The curve at ``orders[indices]`` (a new array)."""
         indices = np.asarray(indices, dtype=int)
-        missing = np.unique(indices[~self._known[indices]])
-        if missing.size:
+        unknown = ~self._known[indices]
+        if unknown.any():
+            missing = np.unique(indices[unknown])
             self._values[missing] = compute_rdp(self.event, relation=self.relation,
                                                 orders=self.orders[missing])
             self._known[missing] = True
-        return self._values[indices].copy()
+        return self._values[indices]  # indexing by an array copies
 
     def full(self) -> np.ndarray:
         """The curve at every order of the grid."""
         return self.at(np.arange(len(self.orders)))
+
+
+class OrderHint:
+    """Where the last :func:`search_epsilon` given this hint found its best order.
+
+    For a sequence of searches on curves that change little from one to the next (the
+    epsilon after each epoch of a fit), each search starts at the last one's best order
+    and walks downhill, instead of scanning the grid. The result is still the minimum
+    over the orders evaluated, so still an upper bound; where the conversion falls and
+    then rises it is the same minimum. One hint serves one sequence of searches on the
+    same ``orders`` and ``integer_orders``.
+
+    Examples
+    --------
+    >>> from skdpgraph.privacy import compute_rdp, poisson_dpsgd_event
+    >>> rdp = compute_rdp(poisson_dpsgd_event(1.0, 0.01, 1))
+    >>> hint = OrderHint()
+    >>> first = search_epsilon(lambda i: 100 * rdp[i], 1e-5, hint=hint)
+    >>> hint.position is not None
+    True
+    >>> search_epsilon(lambda i: 110 * rdp[i], 1e-5, hint=hint) == search_epsilon(
+    ...     lambda i: 110 * rdp[i], 1e-5)
+    True
+    """
+
+    __slots__ = ("position",)
+
+    def __init__(self) -> None:
+        self.position: int | None = None
+
+    def __repr__(self) -> str:
+        return f"OrderHint(position={self.position})"
 
 
 def _ladder(orders: np.ndarray) -> list[int]:
@@ -115,7 +155,8 @@ def _ladder(orders: np.ndarray) -> list[int]:
 
 
 def search_epsilon(rdp_at: Callable[[np.ndarray], np.ndarray], delta: float, *,
-                   orders: np.ndarray = DEFAULT_ORDERS, integer_orders: bool = False) -> float:
+                   orders: np.ndarray = DEFAULT_ORDERS, integer_orders: bool = False,
+                   hint: OrderHint | None = None) -> float:
     """Epsilon at ``delta`` of an RDP curve, evaluating it at few of ``orders``.
 
     Parameters
@@ -129,6 +170,9 @@ def search_epsilon(rdp_at: Callable[[np.ndarray], np.ndarray], delta: float, *,
     integer_orders : bool, default=False
         Search the integer orders of the grid only: a cheaper bound, a few percent above
         the grid's (for a first guess in calibration).
+    hint : OrderHint, optional
+        Start at the best order of the last search given this hint and walk downhill
+        (the whole search if it has none yet); the best order found is stored in it.
 
     Returns
     -------
@@ -162,8 +206,20 @@ def search_epsilon(rdp_at: Callable[[np.ndarray], np.ndarray], delta: float, *,
                                                    delta)[0]
         return [epsilons[p] for p in positions]
 
-    # Coarse scan, low orders first, until two orders in a row do worse than the best.
-    ladder = _ladder(orders[candidates])
+    start = None if hint is None else hint.position
+    if start is None or start >= len(candidates) or not _descend(epsilon_at, start,
+                                                                 orders[candidates]):
+        _scan_and_bisect(epsilon_at, orders[candidates])
+    best = min(epsilons, key=epsilons.__getitem__)
+    if hint is not None:
+        hint.position = best
+    return float(epsilons[best])
+
+
+def _scan_and_bisect(epsilon_at: Callable[..., list[float]], orders: np.ndarray) -> None:
+    """The whole search: a coarse scan, low orders first, until two orders in a row do
+    worse than the best, then a bisection between the best one's neighbours."""
+    ladder = _ladder(orders)
     best = 0
     for k, position in enumerate(ladder):
         (value,) = epsilon_at(position)
@@ -172,9 +228,48 @@ def search_epsilon(rdp_at: Callable[[np.ndarray], np.ndarray], delta: float, *,
         elif k >= best + 2 and math.isfinite(epsilon_at(ladder[best])[0]):
             break
     _bisect_slope(epsilon_at, ladder[best - 1] if best > 0 else 0,
-                  ladder[best + 1] if best + 1 < len(ladder) else len(candidates) - 1,
+                  ladder[best + 1] if best + 1 < len(ladder) else len(orders) - 1,
                   ladder[best])
-    return float(min(epsilons.values()))
+
+
+def _descend(epsilon_at: Callable[..., list[float]], start: int, orders: np.ndarray) -> bool:
+    """Evaluate ``epsilon_at`` from ``start`` downhill to a position that none of its
+    neighbours improves on.
+
+    A position's neighbours are the orders on either side and the integer orders on
+    either side: between two integers, dp-accounting's bound at the fractional orders can
+    lie above both, so the walk compares integers with integers, as the coarse scan does.
+    Returns False (the whole search is needed) where ``start`` is an end of the grid,
+    beyond which the curve may still fall, or where the conversion there is not finite.
+    """
+    if not _inside(start, len(orders)):
+        return False
+    (value,) = epsilon_at(start)
+    if not math.isfinite(value):
+        return False
+    integers = np.flatnonzero(orders == np.round(orders))
+    here = start
+    while True:
+        near = _neighbours(here, integers, len(orders))
+        values = epsilon_at(*near)
+        best = int(np.argmin(values))
+        if not values[best] < value:
+            return True
+        here, value = near[best], values[best]
+
+
+def _inside(position: int, size: int) -> bool:
+    """Whether ``position`` is neither end of a grid of ``size`` orders."""
+    return 0 < position < size - 1
+
+
+def _neighbours(position: int, integers: np.ndarray, size: int) -> list[int]:
+    """The positions on either side of ``position`` and, of ``integers`` (the integer
+    orders' positions), the nearest on either side; all within ``[0, size)``."""
+    near = {position - 1, position + 1}
+    below, above = integers[integers < position], integers[integers > position]
+    near.update(int(p) for p in (below[-1:].tolist() + above[:1].tolist()))
+    return sorted(p for p in near if 0 <= p < size)
 
 
 def _bisect_slope(epsilon_at: Callable[..., list[float]], low: int, high: int,

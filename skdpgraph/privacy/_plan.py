@@ -15,7 +15,7 @@ from skdpgraph.privacy._accountant import (
     without_replacement_dpsgd_event,
 )
 from skdpgraph.privacy._calibration import PrivacyBudgetError, calibrate_noise_multiplier
-from skdpgraph.privacy._orders import LazyRdpCurve, search_epsilon
+from skdpgraph.privacy._orders import LazyRdpCurve, OrderHint, search_epsilon
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 
 __all__ = ["DPSGDPlan", "plan_dpsgd", "steps_for_epochs"]
@@ -151,13 +151,14 @@ class DPSGDPlan:
                 "use a noise_multiplier the accountant supports (e.g. <= 1e6).") from exc
 
     def epsilon(self, delta: float, steps: int | None = None, *,
-                integer_orders: bool = False) -> float:
+                integer_orders: bool = False, hint: OrderHint | None = None) -> float:
         """Epsilon after ``steps`` steps (all planned steps by default).
 
         The RDP of ``T`` identical steps is ``T`` times that of one step, so one step's
         curve is computed (order by order, as :func:`search_epsilon` asks) and scaled.
         ``integer_orders=True`` gives a cheaper, slightly looser bound (calibration's first
-        guess).
+        guess); a ``hint`` starts the search at the last one's best order (the running
+        epsilon after each epoch).
         """
         steps = self.steps if steps is None else steps
         if not self.private:
@@ -165,7 +166,7 @@ class DPSGDPlan:
         if steps == 0:
             return 0.0
         return search_epsilon(lambda indices: steps * self.step_rdp_at(indices), delta,
-                              integer_orders=integer_orders)
+                              integer_orders=integer_orders, hint=hint)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -221,11 +222,13 @@ def _calibrated_noise_multiplier(sampling: str, num_examples: int, batch_size: i
     Epsilon does not depend on the clipping norm, so it is not part of the key.
     """
     sensitivity = 1.0 if sampling == "poisson" else 2.0
+    # Calibration's curves are nearby: each order search starts at the last one's best.
+    hints = {False: OrderHint(), True: OrderHint()}
 
     def epsilon_for(sigma: float, integer_orders: bool = False) -> float:
         return DPSGDPlan(sampling, num_examples, batch_size, steps, noise_multiplier=sigma,
                          max_grad_norm=1.0, sensitivity=sensitivity).epsilon(
-                             delta, integer_orders=integer_orders)
+                             delta, integer_orders=integer_orders, hint=hints[integer_orders])
 
     return calibrate_noise_multiplier(
         epsilon_for, epsilon, context=context,

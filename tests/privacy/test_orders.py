@@ -26,7 +26,7 @@ from skdpgraph.privacy import (
     without_replacement_dpsgd_event,
 )
 from skdpgraph.privacy._gap_plan import plan_gap
-from skdpgraph.privacy._orders import LazyRdpCurve, search_epsilon
+from skdpgraph.privacy._orders import LazyRdpCurve, OrderHint, search_epsilon
 
 # (event, relation) of one step; chosen to include the hard shapes: orders below 2 that do
 # not converge (q=0.05, sigma=0.4) and a conversion that wobbles between 2 and 3
@@ -97,6 +97,66 @@ def test_a_bisection_that_treats_inf_as_large_is_caught(monkeypatch):
 
     monkeypatch.setattr(orders_module, "_bisect_slope", inf_is_large)
     assert _mismatches()
+
+
+# The running epsilon after each epoch of a fit: steps one epoch apart, or growing faster.
+_SEQUENCES = (range(1, 40), [int(1.3 ** k) for k in range(1, 36)])
+# One step's conversion is least at the grid's last order (1024), and the RDP of the
+# orders above 256 is not monotone: a descent from the end would stay there.
+_TOP_OF_THE_GRID = without_replacement_dpsgd_event(50.0, 1000, 10, 1)
+
+
+def _hinted_mismatches(curves):
+    """Every (plan, delta, steps) where a search hinted by the last one along a sequence
+    differs from the whole grid."""
+    found = []
+    for name, full in curves:
+        for delta, sequence in itertools.product(DELTAS, _SEQUENCES):
+            hint = OrderHint()
+            for steps in sequence:
+                expected = epsilon_from_rdp(steps * full, delta)
+                got = search_epsilon(lambda i: steps * full[i], delta, hint=hint)
+                assert got >= expected  # a minimum over fewer orders: never below the grid's
+                if got != expected:
+                    found.append((name, delta, steps, got, expected))
+    return found
+
+
+def _top_of_the_grid():
+    return [("top of the grid", compute_rdp(_TOP_OF_THE_GRID, relation=REPLACE_ONE))]
+
+
+def test_hinted_search_equals_the_whole_grid_along_a_fit():
+    curves = [(name, full) for name, _, _, full in _curves()] + _top_of_the_grid()
+    assert _hinted_mismatches(curves) == []
+
+
+def test_a_descent_that_ignores_the_integer_orders_is_caught(monkeypatch):
+    """Broken variant: between two integers the fractional orders' bound can lie above
+    both (q=0.5), so a walk to the next order alone stops at the wrong integer."""
+    def next_orders_only(position, integers, size):
+        return [p for p in (position - 1, position + 1) if 0 <= p < size]
+
+    monkeypatch.setattr(orders_module, "_neighbours", next_orders_only)
+    assert _hinted_mismatches([(name, full) for name, _, _, full in _curves()])
+
+
+def test_a_descent_from_the_end_of_the_grid_is_caught(monkeypatch):
+    """Broken variant: trusting a hint at the grid's last order keeps it there."""
+    monkeypatch.setattr(orders_module, "_inside", lambda position, size: True)
+    assert _hinted_mismatches(_top_of_the_grid())
+
+
+def test_hinted_search_evaluates_a_few_orders():
+    full = compute_rdp(poisson_dpsgd_event(1.0, 0.01, 1))
+    asked = {"hinted": [], "whole": []}
+    hint = OrderHint()
+    for steps in range(100, 2000, 100):
+        search_epsilon(lambda i: asked["hinted"].append(len(i)) or steps * full[i], 1e-5,
+                       hint=hint)
+        search_epsilon(lambda i: asked["whole"].append(len(i)) or steps * full[i], 1e-5)
+    assert sum(asked["hinted"]) < sum(asked["whole"]) / 2
+    assert hint.position is not None and DEFAULT_ORDERS[hint.position] > 1
 
 
 def test_lazy_curve_computes_each_order_once_and_few_of_them(counted_orders):
