@@ -299,6 +299,11 @@ def _run_steps(module: torch.nn.Module, stepper: _Stepper, sampler, examples: Ex
     steps_per_epoch = max(1, math.ceil(plan.num_examples / plan.batch_size))
     epochs = math.ceil(plan.steps / steps_per_epoch) if plan.steps else 0
     history: list[dict] = []
+    # With no bar or callback to see it as it goes, the running epsilon is computed after
+    # the loop, in one pass: each search then runs right after the last, about three times
+    # faster than between epochs of tensor work, and starts at the last one's best order.
+    live_epsilon = epsilon_at is not None and (verbose or on_epoch is not None)
+    epoch_ends: list[int] = []
     step = 0
     progress = EpochProgress(epochs, description, verbose=verbose)
     stepper.model.train()
@@ -330,11 +335,15 @@ def _run_steps(module: torch.nn.Module, stepper: _Stepper, sampler, examples: Ex
         record = epoch_record(
             stage, epoch, loss_sum / count if count else math.nan,
             train_accuracy=correct_sum / count if has_correct and count else None,
-            epsilon=epsilon_at(step) if epsilon_at is not None else math.nan)
+            epsilon=epsilon_at(step) if live_epsilon else math.nan)
         if on_epoch is not None:
             on_epoch(module, record)
         history.append(record)
+        epoch_ends.append(step)
         progress.show(record)
+    if epsilon_at is not None and not live_epsilon:
+        for record, end in zip(history, epoch_ends):
+            record["epsilon"] = float(epsilon_at(end))
     module = stepper.unwrap()
     module.eval()
     if not all(bool(torch.isfinite(p).all()) for p in module.parameters()):

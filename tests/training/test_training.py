@@ -79,6 +79,37 @@ def test_history_and_empty_poisson_batches():
     assert not hasattr(result.module, "_module") and not result.module.training
 
 
+def test_running_epsilon_is_the_plans_after_each_epoch_whoever_watches():
+    """Live (for a bar or a callback) or after the loop, each epoch's record holds the
+    epsilon after its steps, and the run is the same."""
+    plan = DPSGDPlan("poisson", 50, 10, 25, noise_multiplier=1.0, max_grad_norm=1.0)
+    runs = {}
+    for watched in ("verbose", "on_epoch", "neither"):
+        asked, seen = [], []
+        result = train_dpsgd(
+            _seeded_linear(), _data(), _loss, plan, lr=0.1,
+            generator=torch.Generator().manual_seed(0),
+            noise_generator=torch.Generator().manual_seed(1),
+            epsilon_at=lambda steps: asked.append(steps) or plan.epsilon(1e-5, steps),
+            verbose=watched == "verbose",
+            on_epoch=(lambda module, record: seen.append(record["epsilon"]))
+            if watched == "on_epoch" else None)
+        assert asked == [5, 10, 15, 20, 25]  # 5 steps an epoch
+        epsilons = [r["epsilon"] for r in result.history]
+        assert epsilons == [plan.epsilon(1e-5, s) for s in asked]
+        if watched == "on_epoch":
+            assert seen == epsilons
+        runs[watched] = (epsilons, result.module.weight.detach().clone())
+    (epsilons, weight), *others = runs.values()
+    for other_epsilons, other_weight in others:
+        assert other_epsilons == epsilons and torch.equal(other_weight, weight)
+
+
+def _seeded_linear():
+    torch.manual_seed(0)
+    return nn.Linear(3, 1)
+
+
 def test_non_private_run_uses_plain_gradients():
     module = nn.Linear(3, 1)
     x = torch.randn(50, 3, generator=torch.Generator().manual_seed(0))
