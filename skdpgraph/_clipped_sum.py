@@ -116,16 +116,25 @@ class ClippedSumModule(nn.Module):
             backprops.append(g)
         # A layer called several times in one forward pass: its calls' positions add up.
         layers = {layer: _join(a, g) for layer, (a, g) in layers.items()}
-        squared = losses.new_zeros(batch)  # stays 0 if no layer reached the loss
+        squared = None
         for layer, (a, g) in layers.items():
-            squared += _squared_norms(layer, a, g)
+            term = _squared_norms(layer, a, g)  # a new tensor: summed into in place
+            squared = term if squared is None else squared.add_(term)
+        if squared is None:  # no layer reached the loss
+            squared = losses.new_zeros(batch)
         factors = squared.sqrt_().add_(1e-6).reciprocal_().mul_(self.max_grad_norm).clamp_(
             max=1.0)
+        # Each op costs microseconds of dispatch whatever its size, which on small layers
+        # is most of the step: 2-D calls (no positions) skip the reshapes and conversions.
+        column = factors.view(-1, 1)
         for layer, (a, g) in layers.items():
-            g = g * factors.to(g.dtype).view(-1, *([1] * (g.dim() - 1)))
-            g2, a2 = g.reshape(-1, g.shape[-1]), a.reshape(-1, a.shape[-1])
+            if g.dim() == 2 and g.dtype == factors.dtype == a.dtype:
+                g2, a2 = g * column, a
+            else:
+                g = g * factors.to(g.dtype).view(-1, *([1] * (g.dim() - 1)))
+                g2, a2 = g.reshape(-1, g.shape[-1]), a.reshape(-1, a.shape[-1]).to(g.dtype)
             if layer.weight.requires_grad:
-                layer.weight.grad = g2.T @ a2.to(g2.dtype)
+                layer.weight.grad = g2.T @ a2
             if layer.bias is not None and layer.bias.requires_grad:
                 layer.bias.grad = g2.sum(0)
         for p in self._trainable:
@@ -162,7 +171,8 @@ def _squared_norms(layer: nn.Linear, a: torch.Tensor, g: torch.Tensor) -> torch.
         g_squared = torch.linalg.vector_norm(g, dim=-1).square_()
         if not weight:
             return g_squared
-        a_squared = torch.linalg.vector_norm(a, dim=-1, dtype=g.dtype).square_()
+        a_squared = (torch.linalg.vector_norm(a, dim=-1) if a.dtype == g.dtype else
+                     torch.linalg.vector_norm(a, dim=-1, dtype=g.dtype)).square_()
         return a_squared.add_(1.0).mul_(g_squared) if bias else a_squared.mul_(g_squared)
     batch = a.shape[0]
     a, g = a.reshape(batch, -1, a.shape[-1]).to(g.dtype), g.reshape(batch, -1, g.shape[-1])

@@ -137,14 +137,17 @@ class _OneDrawNoise:
         # (sum + std z) / divisor as (std / divisor) z + sum / divisor: the noise is drawn
         # already scaled and each parameter's gradient is one fused add into its slice. An
         # absurd std gives inf noise (caught as divergence), as std * z would.
-        noise = (torch.empty(sum(sizes), dtype=sums[0].dtype, device=sums[0].device).normal_(
-            0.0, std / divisor, generator=self.generator).split(sizes)
-            if self.draws_noise else [None] * len(sums))
-        for p, summed, part in zip(self.params, sums, noise):
+        for summed in sums:
             _check_processed_flag(summed)
-            grad = (summed.div_(divisor) if part is None
-                    else part.view_as(summed).add_(summed, alpha=1.0 / divisor))
-            p.grad = grad.view_as(p)
+        if self.draws_noise:
+            noise = torch.empty(sum(sizes), dtype=sums[0].dtype, device=sums[0].device).normal_(
+                0.0, std / divisor, generator=self.generator)
+            grads = [part.view_as(p) for part, p in zip(noise.split(sizes), self.params)]
+            torch._foreach_add_(grads, sums, alpha=1.0 / divisor)  # one op for every parameter
+        else:
+            grads = [summed.div_(divisor).view_as(p) for summed, p in zip(sums, self.params)]
+        for p, summed, grad in zip(self.params, sums, grads):
+            p.grad = grad
             _mark_as_processed(summed)
 
     def scale_grad(self) -> None:
