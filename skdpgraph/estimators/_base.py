@@ -235,28 +235,32 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ training stages
     def _running_epsilon(self, plan: PrivacyPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None) -> float:
+                         hint: OrderHint | None = None, integer_orders: bool = False) -> float:
         """Epsilon spent after ``steps`` steps of ``stage``: ``history_``'s and the bar's.
 
         From the plan's accountant (``inf`` when not private); ``hint`` carries the best
-        RDP order from one epoch's search to the next. Estimators whose plan has several
-        stages or a release after training override this.
+        RDP order from one epoch's search to the next; ``integer_orders=True`` gives the
+        cheaper bound on the integer orders. Estimators whose plan has several stages or a
+        release after training override this.
         """
         if not plan.private:
             return math.inf
-        return plan.epsilon(self.delta_, steps, hint=hint)
+        return plan.epsilon(self.delta_, steps, hint=hint, integer_orders=integer_orders)
 
     def _stage_options(self, plan: PrivacyPlan, stage: str, streams: RandomStreams,
                        **epsilon_options) -> dict:
         """The arguments of :func:`~skdpgraph.training.train_dpsgd` that every stage shares.
 
         Fresh batch and noise streams, the stage's name in ``history_``, its progress bar
-        and its running epsilon (``epsilon_options`` go to :meth:`_running_epsilon`).
+        and its running epsilon, with the cheaper bound on the integer orders for the
+        epochs before the last (``epsilon_options`` go to :meth:`_running_epsilon`).
         """
+        running = functools.partial(self._running_epsilon, plan, stage, **epsilon_options)
         return dict(generator=streams.torch("batches"),
                     noise_generator=streams.torch("noise", self.device_), stage=stage,
-                    epsilon_at=functools.partial(self._running_epsilon, plan, stage,
-                                                 hint=OrderHint(), **epsilon_options),
+                    epsilon_at=functools.partial(running, hint=OrderHint()),
+                    epsilon_bound_at=functools.partial(running, hint=OrderHint(),
+                                                       integer_orders=True),
                     verbose=bool(self.verbose), description=f"{type(self).__name__} {stage}")
 
     # ------------------------------------------------------------------ validation

@@ -219,7 +219,7 @@ class FDPClassifier(BaseDPClassifier):
         return lambda module: root_logits(module, held.graph, roots, rows)
 
     def _running_epsilon(self, plan: FDPPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None) -> float:
+                         hint: OrderHint | None = None, integer_orders: bool = False) -> float:
         if not plan.private:  # the inference release comes after training
             return math.inf
         return plan.epsilon(self.delta_, steps, inference=False)

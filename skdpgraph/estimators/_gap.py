@@ -351,9 +351,11 @@ class GAPClassifier(BaseDPClassifier):
         return self._plan_.unit, self._plan_.relation
 
     def _running_epsilon(self, plan: GAPPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None, index: int = 0) -> float:
+                         hint: OrderHint | None = None, integer_orders: bool = False,
+                         index: int = 0) -> float:
         # inf when not private; index: the encoder run of a progressive plan
-        return plan.running_epsilon(self.delta_, stage, steps, index=index, hint=hint)
+        return plan.running_epsilon(self.delta_, stage, steps, index=index, hint=hint,
+                                    integer_orders=integer_orders)
 
     _inference = staticmethod(lambda plan: plan.inference)  # the plan states both
     _not_covered = staticmethod(lambda plan: plan.not_covered)

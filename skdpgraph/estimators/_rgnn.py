@@ -263,7 +263,7 @@ class RGNNClassifier(BaseDPClassifier):
     _protected_units = staticmethod(lambda nodes: 0)  # pure local DP: delta 0
 
     def _running_epsilon(self, plan: LocalDPPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None) -> float:
+                         hint: OrderHint | None = None, integer_orders: bool = False) -> float:
         return plan.epsilon(self.delta_)  # every report is made before training
 
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:

@@ -79,30 +79,39 @@ def test_history_and_empty_poisson_batches():
     assert not hasattr(result.module, "_module") and not result.module.training
 
 
-def test_running_epsilon_is_the_plans_after_each_epoch_whoever_watches():
-    """Live (for a bar or a callback) or after the loop, each epoch's record holds the
-    epsilon after its steps, and the run is the same."""
-    plan = DPSGDPlan("poisson", 50, 10, 25, noise_multiplier=1.0, max_grad_norm=1.0)
+def test_running_epsilon_is_the_plans_or_a_bound_above_it_whoever_watches():
+    """Live (for a bar or a callback) each epoch records the plan's epsilon after its steps;
+    after the loop, the epochs before the last may record the cheaper bound on the integer
+    orders, capped by the last epoch's epsilon. Either way an upper bound, never
+    decreasing, the last one exact, and the run the same."""
+    plan = DPSGDPlan("poisson", 50, 10, 25, noise_multiplier=0.6, max_grad_norm=1.0)
+    ends = [5, 10, 15, 20, 25]  # 5 steps an epoch
+    exact = [plan.epsilon(1e-5, s) for s in ends]
+    bound = [plan.epsilon(1e-5, s, integer_orders=True) for s in ends]
     runs = {}
     for watched in ("verbose", "on_epoch", "neither"):
-        asked, seen = [], []
+        seen = []
         result = train_dpsgd(
             _seeded_linear(), _data(), _loss, plan, lr=0.1,
             generator=torch.Generator().manual_seed(0),
             noise_generator=torch.Generator().manual_seed(1),
-            epsilon_at=lambda steps: asked.append(steps) or plan.epsilon(1e-5, steps),
+            epsilon_at=lambda steps: plan.epsilon(1e-5, steps),
+            epsilon_bound_at=lambda steps: plan.epsilon(1e-5, steps, integer_orders=True),
             verbose=watched == "verbose",
             on_epoch=(lambda module, record: seen.append(record["epsilon"]))
             if watched == "on_epoch" else None)
-        assert asked == [5, 10, 15, 20, 25]  # 5 steps an epoch
         epsilons = [r["epsilon"] for r in result.history]
-        assert epsilons == [plan.epsilon(1e-5, s) for s in asked]
+        if watched == "neither":
+            assert epsilons == [min(b, exact[-1]) for b in bound[:-1]] + exact[-1:]
+        else:
+            assert epsilons == exact
         if watched == "on_epoch":
-            assert seen == epsilons
-        runs[watched] = (epsilons, result.module.weight.detach().clone())
-    (epsilons, weight), *others = runs.values()
-    for other_epsilons, other_weight in others:
-        assert other_epsilons == epsilons and torch.equal(other_weight, weight)
+            assert seen == exact
+        assert all(e >= x for e, x in zip(epsilons, exact)) and epsilons == sorted(epsilons)
+        runs[watched] = result.module.weight.detach().clone()
+    assert bound[-2] > exact[-2]  # the bound is looser: the check above compares two things
+    weight, *others = runs.values()
+    assert all(torch.equal(other, weight) for other in others)
 
 
 def _seeded_linear():
