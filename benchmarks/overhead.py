@@ -18,8 +18,10 @@ private, ...) after one untimed warm-up of each, so drifting machine load hits b
 
 The warm-up also fills the accountant's caches (RDP curves, calibrated multipliers), so
 the timed private fits do not calibrate again, as in a grid search where many fits share a
-budget. Then one more private fit runs after clearing those caches, as a first fit in a
-fresh process would: its time over the mean non-private fit is the "cold ratio".
+budget. Then ``--repeats`` more private fits run, each after clearing those caches, as a
+first fit in a fresh process would: their median time over the median non-private fit is
+the "cold ratio". Every ratio is of medians, which a burst of load from elsewhere on the
+machine moves less than it moves means.
 
 Besides the whole fit, the time spent inside ``train_dpsgd`` (the DP-SGD loop, every
 stage) is recorded, and each record says how many steps the loop took, so the two fits'
@@ -198,11 +200,12 @@ def run(args, ds, train, log, save=lambda records: None):
                         f"{rec['fit_seconds']:6.2f}s  loop {rec['loop_seconds']:6.2f}s  "
                         f"steps {rec['loop_steps']}")
                 order.reverse()
-            clear_accountant_caches()  # one private fit that calibrates from scratch
-            rec = {**fit(name, args.epsilon, args.seed, ds, train, timer), "repeat": "cold"}
-            records.append(rec)
-            log(f"  {name:>11s} eps={runner._num(args.epsilon):>3s} fit "
-                f"{rec['fit_seconds']:6.2f}s  (accountant caches cleared first)")
+            for _ in range(args.repeats):  # private fits that calibrate from scratch
+                clear_accountant_caches()
+                rec = {**fit(name, args.epsilon, args.seed, ds, train, timer), "repeat": "cold"}
+                records.append(rec)
+                log(f"  {name:>11s} eps={runner._num(args.epsilon):>3s} fit "
+                    f"{rec['fit_seconds']:6.2f}s  (accountant caches cleared first)")
             save(records)
     return records
 
@@ -219,14 +222,15 @@ def summarize(records, epsilon):
         row = {"estimator": name, "repeats": len(private),
                "same_steps": {r["loop_steps"] for r in private} ==
                {r["loop_steps"] for r in public}, "loop_steps": private[0]["loop_steps"]}
-        for key in ("fit_seconds", "loop_seconds"):
-            mine = float(np.mean([r[key] for r in private]))
-            base = float(np.mean([r[key] for r in public]))
+        for key in ("fit_seconds", "loop_seconds"):  # medians: robust to a burst of load
+            mine = float(np.median([r[key] for r in private]))
+            base = float(np.median([r[key] for r in public]))
             row[f"private_{key}"], row[f"nonprivate_{key}"] = mine, base
             row[f"{key.split('_')[0]}_ratio"] = mine / base if base else math.nan
         if cold:
-            row["cold_private_fit_seconds"] = cold[0]["fit_seconds"]
-            row["cold_fit_ratio"] = cold[0]["fit_seconds"] / row["nonprivate_fit_seconds"]
+            row["cold_private_fit_seconds"] = float(np.median([r["fit_seconds"] for r in cold]))
+            row["cold_fit_ratio"] = (row["cold_private_fit_seconds"]
+                                     / row["nonprivate_fit_seconds"])
         row["meets_target"] = row["fit_ratio"] <= TARGET_RATIO
         rows.append(row)
     return rows
