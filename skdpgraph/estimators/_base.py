@@ -33,8 +33,10 @@ One API across estimators (the rules every estimator follows):
   no split.
 - ``history_`` is a list of per-epoch records with the keys ``stage``, ``epoch``,
   ``loss``, ``train_accuracy``, ``validation_accuracy`` (None without a validation split)
-  and ``epsilon`` (spent so far, from the plan's accountant), in training order over the
-  stages: ``pandas.DataFrame(clf.history_)`` gives one table.
+  and ``epsilon`` (spent so far, from the plan's accountant: an upper bound; without a
+  progress bar or a validation split, the epochs before each stage's last give the
+  accountant's cheaper bound on the integer RDP orders, capped by that last epoch's), in
+  training order over the stages: ``pandas.DataFrame(clf.history_)`` gives one table.
 - ``verbose=True`` shows one progress bar per stage with the loss and running epsilon.
 - ``device`` is "auto", "cpu", "cuda" or "cuda:<index>" (or a ``torch.device``); the
   resolved device is ``device_``.
