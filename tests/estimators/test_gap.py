@@ -126,6 +126,31 @@ def test_node_level_progress_shows_the_running_epsilon(data, capsys):
     assert any("verbose" in text for text in clf.privacy_.not_covered)
 
 
+@pytest.mark.parametrize("verbose", [True, False])
+def test_node_level_history_bounds_the_running_epsilon(data, verbose):
+    """Live (with a bar) each epoch shows the plan's running epsilon; without one, the
+    epochs before a stage's last may show the cheaper bound on the integer orders. Either
+    way every record is an upper bound on the epsilon spent by then, within a few percent,
+    never decreasing, and the stages' last records are exact."""
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(epsilon=4.0, privacy_level="node", head="trained", batch_size=50,
+                        verbose=verbose, **FAST).fit(X, y)
+    plan = clf._plan_
+    per_epoch = math.ceil(plan.encoder.num_examples / plan.encoder.batch_size)
+    shown, exact = [], []
+    for record in clf.history_:
+        run = getattr(plan, record["stage"])
+        steps = min(record["epoch"] * per_epoch, run.steps)
+        shown.append(record["epsilon"])
+        exact.append(plan.running_epsilon(clf.delta_, record["stage"], steps))
+    assert all(x <= s <= 1.05 * x for s, x in zip(shown, exact)) and shown == sorted(shown)
+    last = [i for i, r in enumerate(clf.history_)
+            if i + 1 == len(clf.history_) or clf.history_[i + 1]["stage"] != r["stage"]]
+    assert [shown[i] for i in last] == [exact[i] for i in last]
+    assert shown[-1] == pytest.approx(clf.epsilon_spent_, rel=1e-9)
+    assert (shown == exact) == verbose
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(epsilon=1e-7, delta=1e-10), "cannot reach epsilon=1e-07"),
     (dict(epsilon=1e-7, delta=1e-12, privacy_level="node", head="trained"),
