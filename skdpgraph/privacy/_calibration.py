@@ -91,6 +91,15 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
     >>> 1.98 <= sigma <= 2.02
     True
     """
+    return _calibrate(epsilon_for, target_epsilon, context=context, rtol=rtol,
+                      max_iterations=max_iterations, upper_bound_for=upper_bound_for)[0]
+
+
+def _calibrate(epsilon_for: Callable[[float], float], target_epsilon: float, *, context: str,
+               rtol: float, max_iterations: int,
+               upper_bound_for: Callable[[float], float] | None) -> tuple[float, float | None]:
+    """:func:`calibrate_noise_multiplier`, also returning the slope of ``log epsilon`` in
+    ``log sigma`` over the last two multipliers tried (None if unknown)."""
     if not (target_epsilon > 0 and math.isfinite(target_epsilon)):
         raise PrivacyBudgetError(f"{context}: target epsilon must be finite and > 0; "
                                  f"got {target_epsilon}.")
@@ -98,33 +107,45 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
     def evaluate(sigma: float) -> float:
         return _safe_epsilon(epsilon_for, sigma, context)
 
-    sigma, first_step = 1.0, 2.0
+    def met(epsilon: float) -> bool:
+        return (1 - rtol) * target_epsilon <= epsilon <= target_epsilon
+
+    sigma, first_step, slope = 1.0, 2.0, None
     if upper_bound_for is not None:
         try:
-            sigma = calibrate_noise_multiplier(upper_bound_for, target_epsilon, context=context,
-                                               rtol=rtol, max_iterations=max_iterations)
+            sigma, slope = _calibrate(upper_bound_for, target_epsilon, context=context,
+                                      rtol=rtol, max_iterations=max_iterations,
+                                      upper_bound_for=None)
             first_step = 1.05  # the bound is a few percent loose: the answer is close below
         except PrivacyBudgetError:  # the looser bound may fail where epsilon_for does not
             pass
     goal = (1 - rtol / 2) * target_epsilon
     # Bracket the target: start at sigma, then extrapolate in log-log space from the last two
-    # points (overshooting by 10%), at most 16x per step, within [0.01, 1e6].
+    # points (overshooting by 10%), at most 16x per step, within [0.01, 1e6]. A multiplier
+    # whose epsilon is already within the tolerance ends the search. From the bound's
+    # answer, the first step follows the bound's slope to the goal: the bound and epsilon
+    # run nearly parallel, so it usually lands within the tolerance.
     previous, eps_previous = None, None
     while True:
         eps = evaluate(sigma)
+        if met(eps):
+            return sigma, _slope(previous, eps_previous, sigma, eps)
         if previous is not None and (eps <= target_epsilon) != (eps_previous <= target_epsilon):
             break
         if eps <= target_epsilon and sigma <= _MIN_NOISE_MULTIPLIER:
-            return _MIN_NOISE_MULTIPLIER
+            return _MIN_NOISE_MULTIPLIER, None
         direction = 1.0 if eps > target_epsilon else -1.0
-        guess = None
-        if previous is not None:
-            pair = sorted([(previous, eps_previous), (sigma, eps)])
-            guess = _log_interpolate(pair[0][0], pair[0][1], pair[1][0], pair[1][1], goal)
-        # No guess, or one that underflowed to 0 on a flat curve: double or halve (or take
-        # the first, smaller step from a start that is close).
-        step = first_step if not guess else min(max((guess / sigma) ** direction * 1.1, 1.5),
-                                                16.0)
+        if previous is None and slope is not None and slope < 0 and eps > 0:
+            step = math.exp(abs(math.log(goal / eps) / slope))  # no overshoot: aim at the goal
+        else:
+            guess = None
+            if previous is not None:
+                pair = sorted([(previous, eps_previous), (sigma, eps)])
+                guess = _log_interpolate(pair[0][0], pair[0][1], pair[1][0], pair[1][1], goal)
+            # No guess, or one that underflowed to 0 on a flat curve: double or halve (or
+            # take the first, smaller step from a start that is close).
+            step = first_step if not guess else min(
+                max((guess / sigma) ** direction * 1.1, 1.5), 16.0)
         previous, eps_previous = sigma, eps
         sigma = max(sigma * step ** direction, _MIN_NOISE_MULTIPLIER)
         if sigma > MAX_NOISE_MULTIPLIER:
@@ -147,4 +168,13 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
             high, eps_high = guess, eps_guess
         else:
             low, eps_low = guess, eps_guess
-    return high
+    return high, _slope(low, eps_low, high, eps_high)
+
+
+def _slope(sigma_a: float | None, eps_a: float | None, sigma_b: float,
+           eps_b: float) -> float | None:
+    """The slope of ``log epsilon`` in ``log sigma`` between two points, if defined."""
+    if sigma_a is None or sigma_a == sigma_b or not (
+            0 < eps_a < math.inf and 0 < eps_b < math.inf):
+        return None
+    return (math.log(eps_b) - math.log(eps_a)) / (math.log(sigma_b) - math.log(sigma_a))
