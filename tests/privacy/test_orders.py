@@ -25,7 +25,7 @@ from skdpgraph.privacy import (
     poisson_dpsgd_event,
     without_replacement_dpsgd_event,
 )
-from skdpgraph.privacy._gap_plan import plan_gap
+from skdpgraph.privacy._gap_plan import _GAPSettings, _plan_maker, plan_gap
 from skdpgraph.privacy._orders import LazyRdpCurve, OrderHint, search_epsilon
 
 # (event, relation) of one step; chosen to include the hard shapes: orders below 2 that do
@@ -223,3 +223,28 @@ def test_calibration_falls_back_when_only_the_bound_is_out_of_reach():
     assert 1.0 / sigma <= 1.5e-6
     with pytest.raises(PrivacyBudgetError):
         calibrate_noise_multiplier(lambda s: 1.0 / s, 1e-7, upper_bound_for=lambda s: 3.0 / s)
+
+
+def test_calibration_from_the_bound_lands_within_the_tolerance_in_two_grid_evaluations():
+    """From the bound's answer, the first step follows the bound's slope to the goal, and a
+    multiplier within the tolerance ends the search (node-level ProGAP on Cora's split:
+    three grid evaluations before)."""
+    settings = _GAPSettings("node", 1, False, 2031, 256, 10, 10, 1.0, 30, None, True, False)
+    make = _plan_maker(settings, 8.0, 3.69e-5, "test")
+    grid, bound = [], []
+    sigma = calibrate_noise_multiplier(
+        lambda s: grid.append(s) or make(s).epsilon(3.69e-5), 8.0,
+        upper_bound_for=lambda s: bound.append(s) or make(s).epsilon(3.69e-5,
+                                                                     integer_orders=True))
+    assert len(grid) == 2 and grid[-1] == sigma and len(bound) >= 3
+    assert 0.99 * 8.0 <= make(sigma).epsilon(3.69e-5) <= 8.0
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
+def test_calibrated_plans_spend_99_to_100_percent_of_their_budget(sampling):
+    for n, batch, steps, epsilon in itertools.product((1000, 20000), (64, 512), (50, 2000),
+                                                      (0.5, 8.0)):
+        plan = plan_dpsgd(epsilon=epsilon, delta=1e-5, sampling=sampling, num_examples=n,
+                          batch_size=batch, steps=steps, max_grad_norm=1.0)
+        spent = compute_epsilon(plan.dp_event(), 1e-5, relation=plan.relation)
+        assert 0.99 * epsilon <= spent <= epsilon, (n, batch, steps, epsilon, spent)
