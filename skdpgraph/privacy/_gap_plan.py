@@ -441,15 +441,15 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
                             int(batch_size), int(epochs), int(encoder_epochs),
                             float(max_grad_norm), max_degree if node else None,
                             max_in_degree if node else None, bool(progressive), bool(vote))
+    if node:
+        context = (f"{context} (privacy_level='node', hops={hops}, epochs={epochs}, "
+                   f"encoder_epochs={encoder_epochs}, delta={delta:.3g})")
+    make = _plan_maker(settings, epsilon, delta, context)
     if math.isinf(epsilon):
-        return _plan_maker(settings, epsilon, delta, context)(None)
+        return make(None)
     if not node:
-        return _plan_maker(settings, epsilon, delta, context)(
-            calibrate_gaussian_noise(epsilon, delta, count=hops, context=context))
-    context = (f"{context} (privacy_level='node', hops={hops}, epochs={epochs}, "
-               f"encoder_epochs={encoder_epochs}, delta={delta:.3g})")
-    return _plan_maker(settings, epsilon, delta, context)(
-        _calibrated_node_multiplier(settings, float(epsilon), float(delta), context))
+        return make(calibrate_gaussian_noise(epsilon, delta, count=hops, context=context))
+    return make(_calibrated_node_multiplier(settings, float(epsilon), float(delta), context))
 
 
 @dataclass(frozen=True)
