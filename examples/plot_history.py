@@ -5,8 +5,8 @@ Training curves from ``history_``
 Every fitted estimator keeps ``history_``: one record per epoch with the keys ``stage``,
 ``epoch``, ``loss``, ``train_accuracy``, ``validation_accuracy`` (None without a
 validation split) and ``epsilon``, the budget spent so far according to the accountant
-(an upper bound, exact at the end of each stage; before it, without a progress bar, the
-accountant's cheaper bound on the integer RDP orders).
+(an upper bound; without a progress bar, the accountant's cheaper bound on the integer
+RDP orders, capped by the fit's epsilon, which the last epoch shows).
 ``pandas.DataFrame(clf.history_)`` turns it into one table.
 
 The history is computed on the private training data and is **not** covered by the

@@ -173,7 +173,8 @@ def _squared_norms(layer: nn.Linear, a: torch.Tensor, g: torch.Tensor) -> torch.
             return g_squared
         a_squared = (torch.linalg.vector_norm(a, dim=-1) if a.dtype == g.dtype else
                      torch.linalg.vector_norm(a, dim=-1, dtype=g.dtype)).square_()
-        return a_squared.add_(1.0).mul_(g_squared) if bias else a_squared.mul_(g_squared)
+        # (|a|^2 + 1) |g|^2 with a bias (one op), |a|^2 |g|^2 without
+        return torch.addcmul(g_squared, a_squared, g_squared) if bias else a_squared.mul_(g_squared)
     batch = a.shape[0]
     a, g = a.reshape(batch, -1, a.shape[-1]).to(g.dtype), g.reshape(batch, -1, g.shape[-1])
     squared = g.new_zeros(batch)

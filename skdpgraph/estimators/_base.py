@@ -34,9 +34,9 @@ One API across estimators (the rules every estimator follows):
 - ``history_`` is a list of per-epoch records with the keys ``stage``, ``epoch``,
   ``loss``, ``train_accuracy``, ``validation_accuracy`` (None without a validation split)
   and ``epsilon`` (spent so far, from the plan's accountant: an upper bound; without a
-  progress bar or a validation split, the epochs before each stage's last give the
-  accountant's cheaper bound on the integer RDP orders, capped by that last epoch's), in
-  training order over the stages: ``pandas.DataFrame(clf.history_)`` gives one table.
+  progress bar or a validation split, the accountant's cheaper bound on the integer RDP
+  orders, capped by the fit's epsilon, so the fit's last epoch shows ``epsilon_spent_``),
+  in training order over the stages: ``pandas.DataFrame(clf.history_)`` gives one table.
 - ``verbose=True`` shows one progress bar per stage with the loss and running epsilon.
 - ``device`` is "auto", "cpu", "cuda" or "cuda:<index>" (or a ``torch.device``); the
   resolved device is ``device_``.
@@ -175,12 +175,13 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
             self.device_ = resolve_device(self.device)
             self.delta_ = self._resolve_delta(nodes)
             self._plan_ = plan = self._plan(nodes, encoded)
-            epsilon = check_plan(plan, self._budget(), self.delta_,
-                                 context=type(self).__name__)
+            self._planned_epsilon_ = epsilon = check_plan(
+                plan, self._budget(), self.delta_, context=type(self).__name__)
             streams = RandomStreams(self.random_state)
             with streams.initialisation():
                 self._train(nodes, encoded, plan, streams)
             self._check_finite_model()
+            del self._planned_epsilon_  # history's cap; the report states it
             self._set_report(plan, epsilon, nodes)
         except BaseException:
             self._reset_fitted()
@@ -254,8 +255,9 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         """The arguments of :func:`~skdpgraph.training.train_dpsgd` that every stage shares.
 
         Fresh batch and noise streams, the stage's name in ``history_``, its progress bar
-        and its running epsilon, with the cheaper bound on the integer orders for the
-        epochs before the last (``epsilon_options`` go to :meth:`_running_epsilon`).
+        and its running epsilon, with the cheaper bound on the integer orders and, as its
+        cap, the fit's epsilon from the budget check (``epsilon_options`` go to
+        :meth:`_running_epsilon`).
         """
         running = functools.partial(self._running_epsilon, plan, stage, **epsilon_options)
         return dict(generator=streams.torch("batches"),
@@ -263,6 +265,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
                     epsilon_at=functools.partial(running, hint=OrderHint()),
                     epsilon_bound_at=functools.partial(running, hint=OrderHint(),
                                                        integer_orders=True),
+                    epsilon_cap=getattr(self, "_planned_epsilon_", None),
                     verbose=bool(self.verbose), description=f"{type(self).__name__} {stage}")
 
     # ------------------------------------------------------------------ validation

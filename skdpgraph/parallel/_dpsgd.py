@@ -32,16 +32,18 @@ from opacus.optimizers import DistributedDPOptimizerFastGradientClipping
 from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.sampling import make_batch_sampler
 from skdpgraph.training import (ExampleSet, _InPlaceAccumulation, LossFn, _OneDrawNoise,
-                                TrainingResult, _diverged, _make_optimizer, _run_steps, _Stepper)
+                                _ParameterListOnce, TrainingResult, _diverged, _make_optimizer,
+                                _run_steps, _Stepper)
 
 __all__ = ["train_dpsgd_distributed"]
 
 
-class _DistributedDPOptimizer(_InPlaceAccumulation, _OneDrawNoise,
+class _DistributedDPOptimizer(_ParameterListOnce, _InPlaceAccumulation, _OneDrawNoise,
                               DistributedDPOptimizerFastGradientClipping):
-    """Opacus' distributed optimiser with :class:`~skdpgraph.training._InPlaceAccumulation`
-    and :class:`~skdpgraph.training._OneDrawNoise`: rank 0 alone draws the noise, as in
-    Opacus, the same draw as a single-process run with the same generator."""
+    """Opacus' distributed optimiser with :class:`~skdpgraph.training._ParameterListOnce`,
+    :class:`~skdpgraph.training._InPlaceAccumulation` and
+    :class:`~skdpgraph.training._OneDrawNoise`: rank 0 alone draws the noise, as in Opacus,
+    the same draw as a single-process run with the same generator."""
 
     draws_noise = property(lambda self: self.rank == 0)
 

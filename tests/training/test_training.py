@@ -114,6 +114,34 @@ def test_running_epsilon_is_the_plans_or_a_bound_above_it_whoever_watches():
     assert all(torch.equal(other, weight) for other in others)
 
 
+def test_a_cap_known_in_advance_replaces_the_exact_search_after_the_loop():
+    """Given the fit's epsilon as a cap, the deferred records are min(bound, cap), no exact
+    search runs, and where the run is the whole fit the last record is the cap itself. A
+    live run ignores the cap."""
+    plan = DPSGDPlan("poisson", 50, 10, 25, noise_multiplier=0.6, max_grad_norm=1.0)
+    ends = [5, 10, 15, 20, 25]
+    exact = [plan.epsilon(1e-5, s) for s in ends]
+    bound = [plan.epsilon(1e-5, s, integer_orders=True) for s in ends]
+    searched = []
+
+    def epsilon_at(steps):
+        searched.append(steps)
+        return plan.epsilon(1e-5, steps)
+
+    def run(**options):
+        searched.clear()
+        return [r["epsilon"] for r in train_dpsgd(
+            _seeded_linear(), _data(), _loss, plan, lr=0.1,
+            generator=torch.Generator().manual_seed(0),
+            noise_generator=torch.Generator().manual_seed(1), epsilon_at=epsilon_at,
+            epsilon_bound_at=lambda steps: plan.epsilon(1e-5, steps, integer_orders=True),
+            epsilon_cap=exact[-1], **options).history]
+
+    assert run() == [min(b, exact[-1]) for b in bound] and searched == []
+    assert run()[-1] == exact[-1] and all(e >= x for e, x in zip(run(), exact))
+    assert run(on_epoch=lambda module, record: None) == exact and searched == ends
+
+
 def _seeded_linear():
     torch.manual_seed(0)
     return nn.Linear(3, 1)
@@ -187,3 +215,23 @@ def test_clipping_is_per_subgraph_for_dense_gnns():
     after = torch.cat([p.detach().flatten() for p in module.parameters()])
     torch.testing.assert_close(after, before - (torch.stack(clipped).sum(0) + noise) / 6,
                                atol=1e-5, rtol=1e-4)
+
+
+def test_each_step_draws_fresh_noise_in_stream_order():
+    """Zero gradients, plain SGD, three steps: the parameters move by minus the sum of three
+    consecutive draws from the noise stream, one per step (a draw kept and reused, as a
+    cached buffer could do, would move them by three times the first)."""
+    module = nn.Linear(4, 3)
+    for p in module.parameters():
+        nn.init.zeros_(p)
+    data = TensorExamples(torch.zeros(6, 4), torch.zeros(6))
+    plan = DPSGDPlan("without_replacement", 6, 6, 3, noise_multiplier=2.0, max_grad_norm=0.5)
+    train_dpsgd(module, data, lambda m, b: (m(b[0]).sum(-1) * 0, None), plan, lr=1.0,
+                optimizer="sgd", generator=torch.Generator().manual_seed(0),
+                noise_generator=torch.Generator().manual_seed(7))
+    stream = torch.Generator().manual_seed(7)
+    size = sum(p.numel() for p in module.parameters())
+    draws = [torch.empty(size).normal_(0.0, 2.0 * 0.5 / 6, generator=stream) for _ in range(3)]
+    after = torch.cat([p.detach().flatten() for p in module.parameters()])
+    torch.testing.assert_close(after, -sum(draws), atol=1e-6, rtol=1e-5)
+    assert not torch.allclose(after, -3 * draws[0], atol=1e-3)
