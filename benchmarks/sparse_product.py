@@ -9,6 +9,11 @@ where the time per edge goes up::
 
     python benchmarks/sparse_product.py --sizes 100000 300000 1000000 2000000
 
+``--kernels ours pyg`` also times PyG's own neighbour mean on the same graph and dense
+matrix, as a message-passing layer runs it without torch-sparse: gather the source rows
+(``x[edge_index[0]]``), then ``torch_geometric.nn.aggr.MeanAggregation`` onto the targets.
+That is the anchor for the growth per edge: a library's own kernel on the same graphs.
+
 One torch thread; CPU time per product, the median of ``--repeats``, divided by the number
 of edges (stored nonzeros).
 """
@@ -33,6 +38,8 @@ def parse_args(argv=None):
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--orders", nargs="+", default=["given", "rcm", "metis"],
                    choices=["given", "rcm", "metis"])
+    p.add_argument("--kernels", nargs="+", default=["ours"], choices=["ours", "pyg"],
+                   help="ours: InNeighbourMean's CSR product; pyg: PyG's gather + mean")
     p.add_argument("--out", type=Path, default=None)
     return p.parse_args(argv)
 
@@ -54,16 +61,35 @@ def node_order(adjacency, how):
     return np.argsort(parts, kind="stable")
 
 
-def time_product(mean, dense, repeats):
-    """Median CPU seconds of ``mean.matrix @ dense`` over ``repeats`` (after 2 warm-ups)."""
+def time_product(product, repeats):
+    """Median CPU seconds of ``product()`` over ``repeats`` (after 2 warm-ups)."""
     for _ in range(2):
-        mean.matrix @ dense
+        product()
     times = []
     for _ in range(repeats):
         start = time.process_time()
-        mean.matrix @ dense
+        product()
         times.append(time.process_time() - start)
     return statistics.median(times)
+
+
+def neighbour_mean(adjacency, dense, kernel):
+    """``product()`` computing each node's mean over its in-neighbours' rows of ``dense``."""
+    import numpy as np
+    import torch
+
+    if kernel == "ours":
+        from skdpgraph.nn import InNeighbourMean
+
+        matrix = InNeighbourMean(adjacency).matrix
+        return lambda: matrix @ dense
+    from torch_geometric.nn.aggr import MeanAggregation
+
+    coo = adjacency.tocoo()  # row i's entries are node i's in-neighbours (as InNeighbourMean)
+    source = torch.from_numpy(coo.col.astype(np.int64))
+    target = torch.from_numpy(coo.row.astype(np.int64))
+    mean, n = MeanAggregation(), adjacency.shape[0]
+    return lambda: mean(dense.index_select(0, source), target, dim_size=n)
 
 
 def main(argv=None):
@@ -72,7 +98,6 @@ def main(argv=None):
     import torch
 
     from skdpgraph.datasets import make_csbm
-    from skdpgraph.nn import InNeighbourMean
 
     rows = []
     for n in args.sizes:
@@ -82,18 +107,21 @@ def main(argv=None):
             start = time.perf_counter()
             order = node_order(adjacency, how)
             order_seconds = time.perf_counter() - start
-            mean = InNeighbourMean(adjacency[order][:, order])
-            seconds = time_product(mean, dense, args.repeats)
-            rows.append({"n_nodes": n, "edges": int(adjacency.nnz), "order": how,
-                         "product_cpu_seconds": seconds,
-                         "ns_per_edge": 1e9 * seconds / adjacency.nnz,
-                         "dense_mb": n * args.width * 4 / 2**20,
-                         "order_seconds": order_seconds})
-            print(f"n={n:>9,d} edges={adjacency.nnz:>11,d} order={how:>5s}: "
-                  f"{1e3 * seconds:8.1f} ms per product, {rows[-1]['ns_per_edge']:6.1f} ns per "
-                  f"edge (dense rows {rows[-1]['dense_mb']:.0f} MB; ordering "
-                  f"{order_seconds:.1f} s)", flush=True)
-            del mean
+            ordered = adjacency[order][:, order]
+            for kernel in args.kernels:
+                product = neighbour_mean(ordered, dense, kernel)
+                seconds = time_product(product, args.repeats)
+                rows.append({"n_nodes": n, "edges": int(adjacency.nnz), "order": how,
+                             "kernel": kernel, "product_cpu_seconds": seconds,
+                             "ns_per_edge": 1e9 * seconds / adjacency.nnz,
+                             "dense_mb": n * args.width * 4 / 2**20,
+                             "order_seconds": order_seconds})
+                print(f"n={n:>9,d} edges={adjacency.nnz:>11,d} order={how:>5s} "
+                      f"kernel={kernel:>4s}: {1e3 * seconds:8.1f} ms per product, "
+                      f"{rows[-1]['ns_per_edge']:6.1f} ns per edge (dense rows "
+                      f"{rows[-1]['dense_mb']:.0f} MB; ordering {order_seconds:.1f} s)",
+                      flush=True)
+                del product
     if args.out:
         runner.write_rows(args.out, args, rows)
 
