@@ -5,16 +5,23 @@
 #     python benchmarks/utility_table.py benchmarks/results/utility/*.json \
 #         --out doc/user_guide/privacy_utility_tables.inc
 # Usage (from the repository root): SEEDS=5 bash benchmarks/privacy_utility.sh
+# More seeds of a finished run: FIRST_SEED=1 SEEDS=4 bash benchmarks/privacy_utility.sh writes
+# DATASET-ESTIMATOR-seeds1-4.json beside the seed-0 files; utility_table.py merges them.
+# DATASETS="amazon_computers" and ESTIMATORS="dpmlp gap-ndp" narrow the run.
 set -u
 SEEDS=${SEEDS:-1}
+FIRST_SEED=${FIRST_SEED:-0}
 OUT=benchmarks/results/utility
+SUFFIX=""
+[ "$FIRST_SEED" -gt 0 ] && SUFFIX="-seeds$FIRST_SEED-$((FIRST_SEED + SEEDS - 1))"
 mkdir -p "$OUT"
 for spec in "amazon_computers 75/10/15" "amazon_photo 75/10/15" "cora public" \
             "facebook 75/10/15" "coauthor_cs 75/10/15"; do
   set -- $spec
   dataset=$1 split=$2
-  for estimator in dpmlp gap-edp progap-edp gap-ndp progap-ndp drw fdp rgnn; do
-    out="$OUT/$dataset-$estimator.json"
+  case " ${DATASETS:-$dataset} " in *" $dataset "*) ;; *) continue ;; esac
+  for estimator in ${ESTIMATORS:-dpmlp gap-edp progap-edp gap-ndp progap-ndp drw fdp rgnn}; do
+    out="$OUT/$dataset-$estimator$SUFFIX.json"
     [ -f "$out" ] && continue
     extra=()  # RGNN's feature groups where the features are many binary ones (see registry.py)
     if [ "$estimator" = rgnn ]; then
@@ -23,6 +30,6 @@ for spec in "amazon_computers 75/10/15" "amazon_photo 75/10/15" "cora public" \
     fi
     echo "== $(date +%T) $dataset $estimator"
     python benchmarks/run.py --dataset "$dataset" --split "$split" --epsilons 1 2 4 8 inf \
-      --seeds "$SEEDS" --no-warmup --estimators "$estimator" "${extra[@]}" --out "$out"
+      --seeds "$SEEDS" --first-seed "$FIRST_SEED" --no-warmup --estimators "$estimator" "${extra[@]}" --out "$out"
   done
 done

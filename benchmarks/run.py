@@ -39,7 +39,11 @@ def parse_args(argv=None):
                    metavar="NAME", help=f"names from registry.py: {', '.join(sorted(ESTIMATORS))}")
     p.add_argument("--epsilons", nargs="+", type=float, default=[1.0, 4.0, 8.0, INF],
                    help="privacy budgets; 'inf' is the non-private counterpart")
-    p.add_argument("--seeds", type=int, default=5, help="number of seeds: 0, 1, ..., SEEDS-1")
+    p.add_argument("--seeds", type=int, default=5,
+                   help="number of seeds: FIRST_SEED, ..., FIRST_SEED + SEEDS - 1")
+    p.add_argument("--first-seed", type=int, default=0,
+                   help="the first seed (more seeds of a finished run: utility_table.py "
+                   "merges the files)")
     p.add_argument("--data-root", type=Path, default=REPO_ROOT.parent / "shared" / "datasets")
     p.add_argument("--out", type=Path, default=None,
                    help="JSON output (default: benchmarks/results/DATASET-SPLIT.json)")
@@ -152,7 +156,7 @@ def run(args, ds, split_for_seed, log=print):
                         False)
             except Exception:
                 pass
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             split = split_for_seed(seed)
             for epsilon in [INF] + finite:  # the reference first, then each budget
                 base = {"estimator": name, "epsilon": epsilon, "seed": seed, "params": params}
@@ -289,7 +293,8 @@ def main(argv=None):
         f"{args.dataset}-{split_name.replace('/', '-')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     config = {"dataset": args.dataset, "split": split_name, "estimators": args.estimators,
-              "epsilons": args.epsilons, "seeds": args.seeds, "params": args.params,
+              "epsilons": args.epsilons, "seeds": args.seeds, "first_seed": args.first_seed,
+              "params": args.params,
               "threads": args.threads, "warmup": args.warmup, "data_root": str(args.data_root)}
     payload = {"config": config, "environment": env, "summary": summary, "records": records}
     out.write_text(json.dumps(_jsonable(payload), indent=2) + "\n")

@@ -48,25 +48,54 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def merge(results: list[dict]) -> list[tuple[list[str], dict]]:
+def merge(results: list[tuple[str, dict]]) -> list[tuple[list[str], dict]]:
     """Group results by (dataset, split): ``[(file names, merged result), ...]``.
 
     Runs of one estimator each (``benchmarks/results/utility/DATASET-ESTIMATOR.json``) become
-    one table; their seed counts must agree, else the merged caption would mislead.
+    one table, and runs of more seeds of the same estimator (``run.py --first-seed``, e.g.
+    ``DATASET-ESTIMATOR-seeds1-4.json``) join their first run: each cell is recomputed from
+    the records of every file (the same mean and std as ``run.py``'s). A seed run twice is
+    refused, and so is a table whose estimators have different numbers of seeds, since its
+    caption would mislead.
     """
-    groups: dict[tuple, tuple[list[str], dict]] = {}
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from run import summarize
+
+    groups: dict[tuple, tuple[list[str], dict, list]] = {}
     for name, result in results:
         config = result.get("config", {})
         key = (config.get("dataset"), config.get("split"))
-        if key not in groups:
-            groups[key] = ([], {"config": dict(config), "summary": []})
-        names, merged = groups[key]
-        if merged["config"].get("seeds") != config.get("seeds"):
-            raise SystemExit(f"{name}: {config.get('seeds')} seeds where the other files of "
-                             f"{key[0]} ({key[1]}) have {merged['config'].get('seeds')}")
+        names, merged, records = groups.setdefault(key, ([], {"config": dict(config)}, []))
         names.append(name)
-        merged["summary"] += result["summary"]
-    return list(groups.values())
+        records += [_decoded(r, name) for r in result["records"]]
+    tables = []
+    for (dataset, split), (names, merged, records) in groups.items():
+        seen, seeds = {}, defaultdict(set)
+        for r in records:
+            run_key = (r["estimator"], r["epsilon"], r["seed"])
+            if run_key in seen:
+                raise SystemExit(f"{r['file']}: {r['estimator']} at epsilon={r['epsilon']}, seed "
+                                 f"{r['seed']} is also in {seen[run_key]}")
+            seen[run_key] = r["file"]
+            seeds[r["estimator"]].add(r["seed"])
+        counts = {estimator: len(s) for estimator, s in seeds.items()}
+        if len(set(counts.values())) > 1:
+            raise SystemExit(f"{dataset} ({split}): different numbers of seeds per estimator: "
+                             f"{counts}")
+        epsilons = sorted({r["epsilon"] for r in records})
+        merged["config"]["seeds"] = next(iter(counts.values()))
+        merged["summary"] = summarize(records, epsilons)
+        tables.append((names, merged))
+    return tables
+
+
+def _decoded(record: dict, name: str) -> dict:
+    """A run.py record as written to JSON (``inf`` as a string) with numbers back as floats,
+    and the name of its file."""
+    numbers = {key: float(record[key]) for key in ("epsilon", "epsilon_spent") if key in record}
+    return {**record, **numbers, "file": name}
 
 
 def main(argv=None):
