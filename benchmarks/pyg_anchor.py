@@ -38,21 +38,27 @@ sys.path.insert(1, str(HERE.parent))  # benchmark this checkout
 import run as runner  # noqa: E402
 
 
-def _gap_like(est):
+def _gap_like(est, n_train):
     """GAP and ProGAP: ``hops`` GCN layers of the resolved width, defaults resolved as the
     estimator does (``hops``, width and epochs depend on the privacy level); epochs: the
-    encoder's and the classifier's (ProGAP: K encoder stages and the last one)."""
+    encoder's and the classifier's (ProGAP: K encoder stages and the last one; GAP's vote
+    head: its encoder's alone)."""
     node = est.privacy_level == "node"
     epochs = est.epochs or (10 if node else 100)
+    if est._vote:
+        encoder = est.encoder_epochs or 50
+        return dict(layers=est._hops, hidden=est._width, classifier_epochs=encoder,
+                    epochs=encoder)
     encoders = est._hops if est._progressive else 1
     return dict(layers=est._hops, hidden=est._width, classifier_epochs=epochs,
                 epochs=epochs + encoders * (est.encoder_epochs or epochs))
 
 
-def _one_model(layers_of):
+def _one_model(layers_of, epochs_of=lambda est, n_train: est.epochs):
     """Estimators that train one model: its depth, width and epochs."""
-    return lambda est: dict(layers=layers_of(est), hidden=est.hidden_dim,
-                            classifier_epochs=est.epochs, epochs=est.epochs)
+    return lambda est, n_train: dict(layers=layers_of(est), hidden=est.hidden_dim,
+                                     classifier_epochs=epochs_of(est, n_train),
+                                     epochs=epochs_of(est, n_train))
 
 
 #: estimator name in registry.py -> (anchor kind, its settings from the estimator's defaults,
@@ -63,13 +69,15 @@ ANCHORS = {
     "progap-edp": ("gcn", _gap_like, 2.0),
     "progap-ndp": ("gcn", _gap_like, 2.0),
     "drw": ("gcn", _one_model(lambda est: est.num_layers), 2.0),
-    "fdp": ("gcn", _one_model(lambda est: 1), 2.0),
-    "rgnn": ("gcn", lambda est: dict(layers=est.num_layers, hidden=est.hidden_dim,
-                                     classifier_epochs=est.epochs,
-                                     epochs=est.ensemble_size * est.epochs), 2.0),
-    "dpmlp": ("mlp", lambda est: dict(layers=est.num_layers, hidden=est.hidden_dim,
-                                      classifier_epochs=est.epochs, epochs=est.epochs,
-                                      batch_size=est.batch_size), 2.0),
+    # FDP's default epochs make a fixed number of steps on the training nodes
+    "fdp": ("gcn", _one_model(lambda est: 1, lambda est, n_train: est._epochs(
+        n_train, min(int(est.batch_size), n_train))), 2.0),
+    "rgnn": ("gcn", lambda est, n_train: dict(layers=est.num_layers, hidden=est.hidden_dim,
+                                              classifier_epochs=est.epochs,
+                                              epochs=est.ensemble_size * est.epochs), 2.0),
+    "dpmlp": ("mlp", lambda est, n_train: dict(layers=est.num_layers, hidden=est.hidden_dim,
+                                               classifier_epochs=est.epochs, epochs=est.epochs,
+                                               batch_size=est.batch_size), 2.0),
 }
 
 
@@ -171,7 +179,7 @@ def warm_up(names):
         est = ESTIMATORS[name](8.0, 0)
         est.fit(ds.graph.nodes(train), ds.y[train])
         kind, settings, _ = ANCHORS[name]
-        fit_anchor(kind, settings(est), ds.graph, ds.y, train, 0)
+        fit_anchor(kind, settings(est, len(train)), ds.graph, ds.y, train, 0)
 
 
 def run(args, log):
@@ -187,7 +195,7 @@ def run(args, log):
         train, test = np.asarray(split["train"]), np.asarray(split["test"])
         for name in args.estimators:
             kind, settings, target = ANCHORS[name]
-            anchor = settings(ESTIMATORS[name](8.0, seed))
+            anchor = settings(ESTIMATORS[name](8.0, seed), len(train))
             seconds, one_model, model, x, edge_index = fit_anchor(kind, anchor, ds.graph, ds.y,
                                                                   train, seed)
             base = {"estimator": name, "seed": seed, "anchor": kind, "anchor_settings": anchor,
