@@ -13,8 +13,10 @@ The history is computed on the private training data and is **not** covered by t
 guarantee (``privacy_.not_covered`` says so): use it to debug and tune on data you may
 look at, and do not publish it.
 
-GAP at node level trains in two stages, an encoder and then a classifier, both with
-DP-SGD; the epsilon column shows the budget being used up across both.
+GAP at node level with its trained head (``head="trained"``, the GAP paper's; the default
+vote head trains only the encoder) trains in two stages, an encoder and then a classifier,
+both with DP-SGD; the epsilon column shows the budget being used up across both and the
+noisy aggregation between them, and the last epoch shows ``epsilon_spent_``.
 """
 
 import matplotlib.pyplot as plt
@@ -28,7 +30,7 @@ data = make_csbm(random_state=0)
 X_train, X_test, y_train, y_test = train_test_split(
     data.nodes(), data.y, test_size=0.3, stratify=data.y, random_state=0)
 
-gap = GAPClassifier(epsilon=8.0, privacy_level="node", epochs=20,
+gap = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", epochs=20,
                     random_state=0).fit(X_train, y_train)
 mlp = DPMLPClassifier(epsilon=8.0, epochs=40, random_state=0).fit(X_train, y_train)
 
@@ -38,6 +40,7 @@ mlp = DPMLPClassifier(epsilon=8.0, epochs=40, random_state=0).fit(X_train, y_tra
 gap_history = pd.DataFrame(gap.history_)
 mlp_history = pd.DataFrame(mlp.history_)
 print(gap_history.groupby("stage", sort=False).tail(2).to_string())
+print("epsilon_spent_:", gap.epsilon_spent_)
 print("not covered:", gap.privacy_.not_covered)
 
 # %%
