@@ -191,3 +191,51 @@ def test_cuda_without_cuda_names_the_device_parameter(name, train):
     X, y = train
     with pytest.raises(ValueError, match="device"):
         make(name, random_state=0, device="cuda").fit(X, y)
+
+
+# ---------------------------------------------------------------------------- DP-SGD state
+def _optimisers_held(obj, seen=None, depth=0) -> list:
+    """Every ``torch.optim.Optimizer`` reachable from ``obj`` through attributes and
+    containers (what an optimiser holds: its last noise buffer, moments, summed grads)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or depth > 12 or isinstance(obj, (str, bytes, int, float, np.ndarray,
+                                                         torch.Tensor)):
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, torch.optim.Optimizer):
+        return [obj]
+    children = (list(obj.values()) if isinstance(obj, dict) else
+                list(obj) if isinstance(obj, (list, tuple, set)) else
+                list(vars(obj).values()) if hasattr(obj, "__dict__") else [])
+    return [found for child in children for found in _optimisers_held(child, seen, depth + 1)]
+
+
+def _keep_the_optimiser(monkeypatch) -> None:
+    """Broken training loop: the trained module keeps its DP optimiser (and noise buffer)."""
+    from skdpgraph import training
+
+    original = training._Stepper.unwrap
+
+    def unwrap(self):
+        module = original(self)
+        module.__dict__["kept_optimiser"] = self.optimizer
+        return module
+
+    monkeypatch.setattr(training._Stepper, "unwrap", unwrap)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+@pytest.mark.parametrize("name", ["DPMLP", "GAP-node", "ProGAP-node", "DRW", "FDP"])
+def test_fitted_estimator_keeps_no_dp_optimiser(name, broken, train, monkeypatch):
+    """The DP optimiser's state (the noise buffer of the last step, Adam's moments) stays
+    inside ``fit``: neither the fitted nor the unpickled estimator reaches one. (The broken
+    variant is not pickled: trying to pickle an Opacus optimiser patches its class.)"""
+    import pickle
+
+    if broken:
+        _keep_the_optimiser(monkeypatch)
+    est = make(name, epsilon=4.0).fit(*train)
+    held = _optimisers_held(est)
+    assert bool(held) == broken, f"{name} keeps {held}"
+    if not broken:
+        assert not _optimisers_held(pickle.loads(pickle.dumps(est)))
