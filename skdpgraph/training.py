@@ -20,6 +20,7 @@ import torch
 from opacus.grad_sample import GradSampleModuleFastGradientClipping
 from opacus.optimizers import DPOptimizerFastGradientClipping
 from opacus.optimizers.optimizer import _check_processed_flag, _mark_as_processed
+from opacus.optimizers.utils import params as opacus_params
 from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
 from torch import nn
 
@@ -181,8 +182,7 @@ class _ParameterListOnce:
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._params = [p for group in self.param_groups for p in group["params"]
-                        if p.requires_grad]  # as opacus.optimizers.utils.params
+        self._params = opacus_params(self)
 
     @property
     def params(self) -> list[nn.Parameter]:
