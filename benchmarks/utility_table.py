@@ -39,7 +39,7 @@ def table(result: dict) -> str:
     config = result.get("config", {})
     seeds = config.get("seeds", "?")
     lines = [f".. list-table:: {config.get('dataset', '?')}, split {config.get('split', '?')}, "
-             f"{seeds} seeds: test accuracy % by epsilon",
+             f"{seeds} seed{'' if seeds == 1 else 's'}: test accuracy % by epsilon",
              "   :header-rows: 1", "",
              "   * - estimator"] + [f"     - eps={_label(e)}" for e in budgets]
     for estimator in order:

@@ -52,3 +52,9 @@ def test_more_seeds_of_a_run_join_it_and_the_cells_are_recomputed(tmp_path):
 def test_a_seed_run_twice_or_unequal_seed_counts_are_refused(files, match):
     with pytest.raises(SystemExit, match=match):
         _module().merge(list(files.items()))
+
+
+def test_a_one_seed_table_says_one_seed():
+    table = _module()
+    (_, merged), = table.merge([("toy-a.json", _result("a", [0], [0.5]))])
+    assert "1 seed: test accuracy" in table.table(merged)
