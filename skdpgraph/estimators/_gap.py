@@ -211,9 +211,12 @@ class GAPClassifier(BaseDPClassifier):
         return "vote" if self._node_unit and not math.isinf(self.epsilon) else "trained"
 
     _vote = property(lambda self: self._head == "vote")
-    _encoder_layers = property(lambda self: self.encoder_layers or (1 if self._vote else 2))
+    #: The DP-MLP baseline's shape (one 64-wide layer, batches of 1024) for the networks of
+    #: node level's vote head and of node-level ProGAP (see "How the defaults were chosen").
+    _mlp_shaped = property(lambda self: self._vote or (self._progressive and self._node_unit))
+    _encoder_layers = property(lambda self: self.encoder_layers or (1 if self._mlp_shaped else 2))
     _width = property(lambda self: self.hidden_dim or (
-        16 if self._node_unit and not self._vote else 64))
+        16 if self._node_unit and not self._mlp_shaped else 64))
     _hops = property(lambda self: self.hops or (1 if self._node_unit else 2))
     _dropout = property(lambda self: (0.0 if self._node_unit else 0.5) if self.dropout is None
                         else self.dropout)
@@ -260,15 +263,21 @@ class GAPClassifier(BaseDPClassifier):
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> GAPPlan:
         node, held, vote = self._node_unit, self._validation_size(len(nodes)), self._vote
-        n, epochs = len(nodes) - held, self.epochs or (10 if node else 100)
+        n, (epochs, encoder_epochs) = len(nodes) - held, self._epochs
         return plan_gap(
             epsilon=self.epsilon, delta=self.delta_, privacy_level=self.privacy_level,
             hops=self._hops, directed=nodes.graph.directed, num_examples=n,
-            batch_size=self.batch_size or (1024 if vote else 256 if node else n),
-            epochs=epochs, encoder_epochs=self.encoder_epochs or (50 if vote else epochs),
+            batch_size=self.batch_size or (1024 if self._mlp_shaped else 256 if node else n),
+            epochs=epochs, encoder_epochs=encoder_epochs,
             max_grad_norm=self.max_grad_norm, max_degree=self.max_degree,
             max_in_degree=self.max_in_degree, progressive=self._progressive, vote=vote,
             context=type(self).__name__)
+
+    @property
+    def _epochs(self) -> tuple[int, int]:
+        """``(epochs, encoder_epochs)`` with None resolved."""
+        epochs = self.epochs or (10 if self._node_unit else 100)
+        return epochs, self.encoder_epochs or (50 if self._vote else epochs)
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams) -> None:
         graph = nodes.graph

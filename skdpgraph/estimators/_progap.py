@@ -24,9 +24,10 @@ class ProGAPClassifier(GAPClassifier):
     Stage 0 is GAP's encoder on the node features. Then, for ``i = 1..hops``, the
     embedding of stage ``i - 1`` is row-normalised and aggregated once over the
     in-neighbours with Gaussian noise (one PMA hop), and stage ``i`` is trained on the
-    node's own stage-0 embedding together with every aggregation released so far. GAP
-    aggregates one fixed embedding ``hops`` times; ProGAP aggregates a new, learned one at
-    each hop. The last stage is the classifier.
+    node's own stage-0 embedding together with every aggregation released so far, by
+    GAP's classification module over those parts. GAP aggregates one fixed encoder's
+    output ``hops`` times; ProGAP aggregates a new, learned one at each hop. The last
+    stage is the classifier.
 
     Privacy is GAP's, with the same parameters: at edge level the ``hops`` one-hop
     Gaussians compose exactly as GAP's ``hops`` hops (the stages read only public features
@@ -61,15 +62,13 @@ class ProGAPClassifier(GAPClassifier):
         classifier. The K Gaussians share ``epsilon``, so more hops mean more noise per
         hop (and, at node level, more DP-SGD runs).
     hidden_dim : int, default=None
-        Width of the embeddings that are aggregated and of the layers after them; None:
-        16 for node level's trained head, else 64 (see "How the defaults were chosen" in
-        the docs). It does not change the accountant: embeddings are row-normalised before
-        aggregation.
+        Width of the embeddings and of the layers after them; None: 64 (see "How the
+        defaults were chosen" in the docs). It does not change the accountant: aggregated
+        rows are row-normalised.
     encoder_layers : int, default=None
         Linear layers of the encoder MLP (each followed by ``activation``), which embeds
-        the node features before any aggregation; None: 1 with the vote head (then the
-        encoder is the DP-MLP baseline's network), else 2. It does not change the
-        accountant.
+        the node features before any aggregation; None: 1 at node level (the DP-MLP
+        baseline's network), 2 at edge level. It does not change the accountant.
     combine : {"cat", "sum", "max"}, default="cat"
         How the own embedding and the aggregations are combined: concatenation
         (row-normalised), sum or element-wise maximum. It does not change the accountant.
@@ -85,19 +84,19 @@ class ProGAPClassifier(GAPClassifier):
         Every ProGAP stage is a trained classifier: ``"auto"`` and ``"trained"`` are the
         same, and ``"vote"`` (:class:`GAPClassifier`'s untrained head) is refused.
     epochs : int, default=None
-        Training epochs of the last stage (the classifier); None: 100 at edge level, 10
+        Training epochs of the last stage (the classifier); None: 100 at edge level, 50
         at node level. Edge level: free (public features and labels). Node level: its
         DP-SGD steps enter the accountant, so more epochs mean more noise.
     encoder_epochs : int, default=None
-        Training epochs of each of the stages 0 to K - 1, whose embeddings are
-        aggregated; None: the resolved ``epochs``. Node level: all K runs enter the
-        accountant.
+        Training epochs of each of the stages 0 to K - 1, whose outputs are aggregated;
+        None: the resolved ``epochs`` at edge level, 20 at node level. Node level: all K
+        runs enter the accountant.
     lr : float, default=0.01
         Learning rate of Adam in every training run, in ``(0, 1e30]``. It does not change
         the accountant.
     batch_size : int, default=None
         Expected Poisson batch size of every training run; None: all training nodes at
-        edge level, 1024 with the vote head, else 256. Node level: the sampling rate
+        edge level, 1024 at node level. Node level: the sampling rate
         ``batch_size / n_train`` enters the accountant.
     max_degree : int, default=30
         Node level: out-degree bound D; each release first keeps at most D random
@@ -146,7 +145,7 @@ class ProGAPClassifier(GAPClassifier):
     encoder_ : GAPEncoder
         Stage 0.
     stages_ : list of ProgressiveStage
-        Stages ``1..hops-1``, whose embeddings are aggregated.
+        Stages ``1..hops-1``, whose outputs are aggregated.
     module_ : ProgressiveStage
         The last stage.
     history_ : list of dict
@@ -167,6 +166,14 @@ class ProGAPClassifier(GAPClassifier):
     _progressive = True
     _head = "trained"  # every stage is a trained classifier; head="vote" is refused
 
+    @property
+    def _epochs(self) -> tuple[int, int]:
+        """``(epochs, encoder_epochs)`` with None resolved: at node level, 50 for the last
+        stage, which learns how to weigh the aggregations, and 20 for each stage before."""
+        if not self._node_unit:
+            return super()._epochs
+        return self.epochs or 50, self.encoder_epochs or 20
+
     def _train(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams) -> None:
         graph = nodes.graph
         self.noise_multiplier_, self.sensitivity_ = plan.noise_multiplier, plan.sensitivity
@@ -184,7 +191,8 @@ class ProGAPClassifier(GAPClassifier):
                 build = lambda: ProgressiveStage(  # noqa: E731
                     width, classes, parts=index + 1, combine=self.combine,
                     activation=self.activation, dropout=self._dropout,
-                    in_dim=self._input_width(classes))
+                    in_dim=self._input_width(classes),
+                    embedding=self._aggregated == "embeddings" and not last)
                 inputs = lambda part: hop_inputs(self.encoder_, part, aggregations)  # noqa: E731
             module, history = self._stage(
                 build, plan, "classifier" if last else "encoder", inputs, nodes, y, held, streams,

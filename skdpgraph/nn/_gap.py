@@ -131,12 +131,14 @@ class GAPClassificationModule(nn.Module):
 
 
 class ProgressiveStage(nn.Module):
-    """One ProGAP stage after the first: GAP's multi-part combination, an embedding, a head.
+    """One ProGAP stage after the first: GAP's classification module on the parts so far.
 
     The input holds ``parts`` rows per node: the node's own first-stage embedding and the
-    noisy aggregations released by the stages before. :meth:`embed` (the combination,
-    with its ``hidden_dim`` outputs activated) is what the next stage aggregates;
-    ``forward`` adds a linear head.
+    noisy aggregations released by the stages before. Without ``embedding`` the stage is
+    a :class:`GAPClassificationModule` over those parts, whose class probabilities the next
+    stage aggregates. With ``embedding=True`` (for aggregating embeddings) that module
+    outputs ``hidden_dim`` values and a linear head follows; :meth:`embed` is their
+    activation, which the next stage aggregates.
 
     Parameters
     ----------
@@ -147,36 +149,42 @@ class ProgressiveStage(nn.Module):
     dropout : float, default=0.0
     in_dim : int, default=None
         Width of the input rows; None: ``hidden_dim``.
+    embedding : bool, default=False
+        Give the stage an embedding layer before its head.
 
     Notes
     -----
-    Shapes: x : Tensor of shape (batch, parts, hidden_dim) -> ``embed``: (batch, hidden_dim);
-    ``forward``: (batch, num_classes) logits.
+    Shapes: x : Tensor of shape (batch, parts, in_dim) -> ``forward``: (batch, num_classes)
+    logits; ``embed`` (with ``embedding=True``): (batch, hidden_dim).
 
     Examples
     --------
     >>> import torch
-    >>> stage = ProgressiveStage(8, 3, parts=2)
+    >>> ProgressiveStage(8, 3, parts=2)(torch.zeros(4, 2, 8)).shape
+    torch.Size([4, 3])
+    >>> stage = ProgressiveStage(8, 3, parts=2, embedding=True)
     >>> stage.embed(torch.zeros(4, 2, 8)).shape, stage(torch.zeros(4, 2, 8)).shape
     (torch.Size([4, 8]), torch.Size([4, 3]))
     """
 
     def __init__(self, hidden_dim: int, num_classes: int, *, parts: int, combine: str = "cat",
-                 activation: str = "selu", dropout: float = 0.0,
-                 in_dim: int | None = None) -> None:
+                 activation: str = "selu", dropout: float = 0.0, in_dim: int | None = None,
+                 embedding: bool = False) -> None:
         super().__init__()
-        self.mix = GAPClassificationModule(hidden_dim, hidden_dim, hops=parts - 1,
-                                           combine=combine, activation=activation,
-                                           dropout=dropout, in_dim=in_dim)
-        self.activation = make_activation(activation)
-        self.dropout = UniformDropout(dropout)
-        self.head = nn.Linear(hidden_dim, num_classes)
+        self.mix = GAPClassificationModule(hidden_dim, hidden_dim if embedding else num_classes,
+                                           hops=parts - 1, combine=combine,
+                                           activation=activation, dropout=dropout, in_dim=in_dim)
+        self.head = (nn.Sequential(make_activation(activation), UniformDropout(dropout),
+                                   nn.Linear(hidden_dim, num_classes)) if embedding else None)
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:
-        return self.activation(self.mix(x))
+        if self.head is None:
+            raise RuntimeError("ProgressiveStage: embed needs a stage built with embedding=True.")
+        return self.head[0](self.mix(x))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.dropout(self.embed(x)))
+        logits = self.mix(x)
+        return logits if self.head is None else self.head(logits)
 
 
 def embed_nodes(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Tensor:

@@ -94,3 +94,38 @@ def test_non_private_progap_is_at_least_as_good_as_the_encoder_alone(data):
         alone = encoder(torch.from_numpy(data.graph.features(np.arange(300, 400)))).argmax(-1)
     encoder_accuracy = float((alone.numpy() == data.y[300:]).mean())
     assert clf.score(data.nodes()[300:], data.y[300:]) >= encoder_accuracy
+
+
+def test_with_one_hop_progap_is_gap(data):
+    """Stage 1 is GAP's classification module on [own embedding, aggregation]: with one hop
+    the two estimators build the same networks from the same streams (no extra layer)."""
+    params = dict(epsilon=4.0, hops=1, epochs=30, encoder_epochs=30, random_state=0)
+    progap = ProGAPClassifier(**params).fit(data.nodes()[:300], data.y[:300])
+    gap = GAPClassifier(**params).fit(data.nodes()[:300], data.y[:300])
+    assert progap.module_.head is None
+    assert ([p.shape for p in progap.module_.parameters()]
+            == [p.shape for p in gap.module_.parameters()])
+    np.testing.assert_allclose(progap.predict_proba(data.nodes()[300:]),
+                               gap.predict_proba(data.nodes()[300:]), rtol=1e-5, atol=1e-6)
+
+
+def test_aggregated_embeddings_come_from_an_embedding_layer(data):
+    clf = _fit(data, hops=2, aggregate="embeddings", hidden_dim=8)
+    (stage,) = clf.stages_
+    rows = torch.zeros(5, 2, 8)
+    assert stage.embed(rows).shape == (5, 8) and stage(rows).shape == (5, 4)
+    assert clf.module_.head is None  # the last stage's embedding is never aggregated
+    with pytest.raises(RuntimeError, match="embedding=True"):
+        clf.module_.embed(torch.zeros(5, 3, 8))
+
+
+def test_node_level_stages_have_the_dp_mlp_shape_and_the_last_trains_longest(data):
+    clf = ProGAPClassifier(epsilon=8.0, privacy_level="node", random_state=0).fit(
+        data.nodes()[:300], data.y[:300])
+    plan = clf._plan_
+    assert clf.encoder_.body.layers[0].out_features == 64
+    assert sum(isinstance(m, torch.nn.Linear) for m in clf.encoder_.body.modules()) == 1
+    # Batches of 1024 (here all 300 training nodes): one step per epoch.
+    assert (plan.classifier.batch_size, plan.classifier.steps) == (300, 50)
+    assert (plan.encoder.batch_size, plan.encoder.steps) == (300, 20)
+    assert ProGAPClassifier(epsilon=4.0)._epochs == (100, 100)  # edge level: GAP's
