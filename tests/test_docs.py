@@ -142,8 +142,9 @@ def test_estimator_docstring_describes_every_parameter(path):
     assert problems == [], f"{path}:\n" + "\n".join(problems)
 
 
-# ProGAP takes GAP's parameters; these three count per stage in ProGAP.
-PROGAP_OWN_ENTRIES = ["aggregate", "encoder_epochs", "epochs", "head", "hops"]
+# ProGAP takes GAP's parameters; these count per stage in ProGAP or have its own defaults.
+PROGAP_OWN_ENTRIES = ["aggregate", "batch_size", "encoder_epochs", "encoder_layers", "epochs",
+                      "head", "hidden_dim", "hops"]
 
 
 def test_progap_parameter_entries_are_gaps():

@@ -60,13 +60,11 @@ _EDGE_REASON = (
     "half a point of ProGAPClassifier, which trains three stages (benchmarks/results/"
     "issue13-edge-eps4-5seeds-labels.jsonl)")
 _NODE_REASON = (
-    "DPMLPClassifier: it never reads the edges, so it is node-level private as it stands; "
-    "at epsilon=8 with defaults (5 seeds) it is ahead of node-level ProGAP on Amazon "
-    "Computers (80.7 vs 78.2), Amazon Photo (88.6 vs 86.1) and Facebook (87.1 vs 84.7) "
-    "(benchmarks/results/dpmlp-b1024-eps8-5seeds.jsonl, "
-    "issue13-node-eps8-5seeds-predictions.jsonl). Node-level GAP's vote head scores higher "
-    "(84.9, 90.9, 87.7; gap-vote-labels-s11.jsonl) but its guarantee leaves each "
-    "node's own aggregation row uncovered and assumes the degree bound, so it is not chosen")
+    "DPMLPClassifier: it never reads the edges, so it is node-level private as it stands "
+    "(80.6 on Amazon Computers, 88.6 on Amazon Photo and 87.1 on Facebook at epsilon=8 with "
+    "defaults, 5 seeds; the privacy-utility tables). Node-level ProGAP (82.0, 89.5, 87.2) "
+    "and GAP's vote head (84.9, 90.8, 87.7) score higher, but their guarantees leave each "
+    "node's own aggregation row uncovered and assume the degree bound, so neither is chosen")
 _FEATURES_REASON = (
     "DRWClassifier: with the structure public it trains a one-layer GNN on disjoint stars "
     "with DP-SGD; at epsilon=8 with defaults (5 seeds) it is ahead of DP-MLP on Amazon "
