@@ -183,8 +183,8 @@ class ProgressiveStage(nn.Module):
         return self.head[0](self.mix(x))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        logits = self.mix(x)
-        return logits if self.head is None else self.head(logits)
+        mixed = self.mix(x)  # the class logits, or the embedding layer's input
+        return mixed if self.head is None else self.head(mixed)
 
 
 def embed_nodes(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Tensor:
