@@ -12,7 +12,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "estimators": ["DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "FDPClassifier",
                    "GAPClassifier", "ProGAPClassifier", "RGNNClassifier"],
     "graph": ["Graph", "Nodes"],
-    "privacy": ["PrivacyBudgetError", "PrivacyReport"],
+    "privacy": ["PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "process_ledger"],
     "_exceptions": ["GraphDroppedWarning"],
     "_pipeline": ["make_graph_pipeline"],
 }, submodules=["datasets", "estimators", "graph", "model_selection", "nn", "preprocessing",

@@ -60,7 +60,9 @@ from skdpgraph._validation import (
     check_distinct_nodes, check_fit_data, check_predict_nodes, default_delta, fit_context,
 )
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.privacy import PrivacyPlan, check_plan, report_from_plan
+from skdpgraph.privacy import (
+    PrivacyPlan, Spend, check_plan, report_from_plan, reserve_spend, spend_of_report,
+)
 from skdpgraph.privacy._orders import OrderHint
 
 __all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "VERBOSE_NOT_COVERED"]
@@ -167,6 +169,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
             error the estimator is left unfitted.
         """
         self._reset_fitted()
+        reservation = None
         try:
             nodes, encoded = check_fit_data(self, X, y)
             if self._node_unit:
@@ -177,16 +180,28 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
             self._plan_ = plan = self._plan(nodes, encoded)
             self._planned_epsilon_ = epsilon = check_plan(
                 plan, self._budget(), self.delta_, context=type(self).__name__)
+            reservation = reserve_spend("fit", type(self).__name__,
+                                        self._planned_spend(plan, epsilon, nodes))
             streams = RandomStreams(self.random_state)
             with streams.initialisation():
                 self._train(nodes, encoded, plan, streams)
             self._check_finite_model()
             del self._planned_epsilon_  # history's cap; the report states it
             self._set_report(plan, epsilon, nodes)
+            reservation.commit(spend_of_report(self.privacy_))
         except BaseException:
+            if reservation is not None:
+                reservation.cancel()
             self._reset_fitted()
             raise
         return self
+
+    def _planned_spend(self, plan: PrivacyPlan, epsilon: float, nodes: Nodes) -> Spend:
+        """The training release as the ledgers see it before training (public quantities)."""
+        unit, relation = self._unit_and_relation(nodes.graph)
+        if not plan.private:
+            return Spend(math.inf, 0.0, unit, relation)
+        return Spend(float(epsilon), float(self.delta_), unit, relation, plan.dp_event())
 
     def _reset_fitted(self) -> None:
         """Remove every fitted attribute and cache (every name ending in ``_``).
@@ -401,9 +416,17 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         cached = self._cached(graph, kind)
         if cached is not None:
             return cached
-        streams = release_streams(self.random_state, graph.fingerprint())
-        value = make(streams)
         record = {"kind": kind, "num_nodes": graph.num_nodes, **cost()}
+        reservation = reserve_spend("release", type(self).__name__, Spend(
+            float(record["epsilon"]), float(record["delta"]), self.privacy_.unit,
+            self.privacy_.neighbouring_relation), detail=kind)
+        try:
+            streams = release_streams(self.random_state, graph.fingerprint())
+            value = make(streams)
+        except BaseException:
+            reservation.cancel()
+            raise
+        reservation.commit()
         self.privacy_ = self.privacy_.with_release(**record)
         cache = getattr(self, "_release_cache_", [])
         kept = [e for e in cache if e["paid_in_fit"] or e["kind"] != kind]

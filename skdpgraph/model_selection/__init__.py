@@ -14,5 +14,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "_random_search": ["PrivateRandomSearch", "draw_repetitions",
                        "truncated_negative_binomial_gamma"],
     "_scoring": ["neg_delta_spent", "neg_epsilon_spent", "privacy_scoring", "refit_within_budget"],
-    "_spent": ["privacy_spent", "search_cost"],
+    "_contained": ["labels_public", "privacy_spent"],
+    "_spent": ["search_cost"],
 })

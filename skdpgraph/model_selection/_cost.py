@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from skdpgraph.privacy import (
+    PrivacyCost,
     PrivacyReport,
     composed_event,
     compute_rdp,
@@ -45,34 +45,6 @@ VALIDATION_LABELS_PUBLIC = (
     "on held-out nodes' labels (and features), and neither those scores nor the choice they "
     "make is covered by this bound"
 )
-
-
-@dataclass(frozen=True)
-class PrivacyCost:
-    """The guarantee of a set of releases on the same private data.
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        The composed guarantee (an upper bound).
-    method : str
-        How it was computed.
-    num_fits : int
-        How many single-fit guarantees entered the bound.
-    notes : tuple of str
-        Assumptions and fallbacks the number depends on.
-    """
-
-    epsilon: float
-    delta: float
-    method: str
-    num_fits: int
-    notes: tuple[str, ...] = ()
-
-    def __str__(self) -> str:
-        lines = [f"({self.epsilon:.4g}, {self.delta:.3g})-DP over {self.num_fits} fits "
-                 f"[{self.method}]"]
-        return "\n".join(lines + [f"  note: {note}" for note in self.notes])
 
 
 def as_report(obj: Any) -> PrivacyReport:

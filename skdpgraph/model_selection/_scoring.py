@@ -18,7 +18,7 @@ def _spent(estimator: Any) -> tuple[float, float]:
     if hasattr(estimator, "epsilon_spent_"):
         return float(estimator.epsilon_spent_), float(getattr(estimator, "delta_", 0.0))
     if isinstance(estimator, Pipeline):
-        from skdpgraph.model_selection._spent import privacy_spent
+        from skdpgraph.model_selection._contained import privacy_spent
 
         cost = privacy_spent(estimator)
         return cost.epsilon, cost.delta

@@ -6,7 +6,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PrivacyReport", "NON_PRIVATE_NOTE", "report_from_plan"]
+from skdpgraph.privacy._composition import Spend
+
+__all__ = ["PrivacyReport", "NON_PRIVATE_NOTE", "report_from_plan", "spend_of_report"]
 
 NON_PRIVATE_NOTE = "epsilon=inf: trained without clipping or noise; no privacy guarantee."
 
@@ -86,6 +88,24 @@ class PrivacyReport:
     def private(self) -> bool:
         """Whether the training release has a finite epsilon."""
         return self.epsilon != float("inf")
+
+    def spends(self) -> tuple[Spend, ...]:
+        """The training release and every later release, as composition sees them.
+
+        The training release carries ``dp_event``; later releases carry their own
+        (epsilon, delta). All are on this report's unit and relation.
+
+        Examples
+        --------
+        >>> report = PrivacyReport("X", "node", "add or remove one node", 1.0, 1e-5, "rdp",
+        ...                        "dp-sgd").with_release(kind="pma", epsilon=0.5, delta=1e-5)
+        >>> [spend.epsilon for spend in report.spends()]
+        [1.0, 0.5]
+        """
+        first = spend_of_report(self)
+        return (first,) + tuple(
+            Spend(float(r["epsilon"]), float(r["delta"]), self.unit, self.neighbouring_relation)
+            for r in self.releases)
 
     def with_release(self, **release: Any) -> PrivacyReport:
         """A copy with one more entry in ``releases`` (it must state ``epsilon`` and ``delta``)."""
@@ -175,3 +195,10 @@ def _plain(value: Any) -> Any:
     """A numpy scalar as the Python number it holds; anything else unchanged."""
     item = getattr(value, "item", None)
     return item() if callable(item) and getattr(value, "ndim", None) == 0 else value
+
+
+def spend_of_report(report: PrivacyReport) -> Spend:
+    """The training release of ``report`` as composition sees it (its event included)."""
+    return Spend(float(report.epsilon), float(report.delta) if report.private else 0.0,
+                 report.unit, report.neighbouring_relation,
+                 report.dp_event if report.private else None)
