@@ -78,7 +78,8 @@ def main():
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--n-clusters", type=int, default=16)
     p.add_argument("--llp-weight", type=float, default=0.1)
-    p.add_argument("--data-root", default=str(Path(__file__).resolve().parents[2] / "shared/datasets"))
+    p.add_argument("--data-root",
+                   default=str(Path(__file__).resolve().parents[2] / "shared/datasets"))
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--hops", type=lambda t: t if t == "auto" else int(t), default="auto",
                    help="K_x = K_y of RGNN: an int (the paper: 16; its best for Facebook: 4) "
@@ -152,7 +153,8 @@ def main():
         summary[name] = {"mean": acc.mean(), "std": acc.std(), "seconds": float(np.nanmean(secs))
                          if np.isfinite(secs).any() else None, "epsilon_spent": eps,
                          "paper": ref, "accuracies": acc.tolist()}
-        print(f"{name:36s} {acc.mean():9.1f} ± {acc.std():4.1f}      {np.nanmean(secs) if np.isfinite(secs).any() else float('nan'):7.2f} "
+        mean_secs = np.nanmean(secs) if np.isfinite(secs).any() else float("nan")
+        print(f"{name:36s} {acc.mean():9.1f} ± {acc.std():4.1f}      {mean_secs:7.2f} "
               f"{eps:10.4g} {ref!s:>9s}")
     out = args.out or Path(__file__).parent / "results" / (
         f"rgnn-{args.dataset}-epsx{args.eps_x:g}{'-paper' if args.paper_protocol else ''}"

@@ -30,7 +30,8 @@ def main(argv=None):
     print("|---|---|---|---|---|---|---|---|---|---|")
     for path in args.files:
         for dataset, split, row in _rows(path):
-            accuracy = f"{100 * row['test_accuracy_mean']:.1f} ± {100 * row['test_accuracy_std']:.1f}"
+            mean, std = 100 * row["test_accuracy_mean"], 100 * row["test_accuracy_std"]
+            accuracy = f"{mean:.1f} ± {std:.1f}"
             ratio = row.get("time_ratio_to_inf_mean")
             print(f"| {path.rsplit('/', 1)[-1]} | {dataset} | {split} | {row['estimator']} "
                   f"| {row['epsilon']} | {row['n_runs']} | {accuracy} "

@@ -208,7 +208,8 @@ def test_edge_list_csv_without_header_directed(tmp_path):
 @pytest.mark.parametrize("edges, features, labels, kwargs, match", [
     ("a,b\n1,2\n", None, None, {"target_column": "dst"}, r"edges file 'edges\.csv' has no "
                                                          r"column 'dst'"),
-    ("a,b\n1,2\n1,\n", None, None, {}, r"row 2 of the edges file 'edges\.csv' has an empty cell in column 'b'"),
+    ("a,b\n1,2\n1,\n", None, None, {},
+     r"row 2 of the edges file 'edges\.csv' has an empty cell in column 'b'"),
     ("a,b\n1,2\n2,7\n", "id,f\n1,0\n2,1\n", None, {},
      r"row 2 of the edges file 'edges\.csv' has target 7, which is not a node id"),
     ("a,b\n1,2\n", "id,f,g\n1,0,1\n2,x,1\n", None, {},

@@ -70,7 +70,8 @@ def test_non_private_run_reports_infinite_epsilon(split):
 
 def test_fixed_noise_multiplier_over_budget_fails_closed(split):
     X_tr, _, y_tr, _ = split
-    with pytest.raises(PrivacyBudgetError, match="spends epsilon=.* more than the budget epsilon=1"):
+    with pytest.raises(PrivacyBudgetError,
+                       match="spends epsilon=.* more than the budget epsilon=1"):
         DPMLPClassifier(epsilon=1.0, noise_multiplier=0.5, epochs=5).fit(X_tr, y_tr)
     with pytest.raises(PrivacyBudgetError, match="cannot reach epsilon=1e-05"):
         DPMLPClassifier(epsilon=1e-5, delta=1e-12, epochs=50, batch_size=8).fit(X_tr, y_tr)

@@ -91,8 +91,8 @@ def test_plan_and_accountant_match_an_independent_computation(data, monkeypatch)
     assert "not covered" in clf.privacy_.inference
 
 
-@pytest.mark.parametrize("n_train, batch_size, steps", [(200, 64, 500), (200, 4096, 500),
-                                                          (200, 30, 504)])
+@pytest.mark.parametrize("n_train, batch_size, steps",
+                         [(200, 64, 500), (200, 4096, 500), (200, 30, 504)])
 def test_default_epochs_run_at_least_500_steps(data, monkeypatch, n_train, batch_size, steps):
     # epochs=None: the fewest whole epochs of ceil(n / batch) steps that reach 500 steps
     # (200 nodes in batches of 30: 7 steps an epoch, 72 epochs, 504 steps).

@@ -12,7 +12,8 @@ from skdpgraph.privacy import (
 def analytic_delta(multiplier, epsilon):
     """Balle & Wang 2018, Theorem 8, written independently with scipy."""
     a = 1.0 / (2.0 * multiplier)
-    return norm.cdf(a - epsilon * multiplier) - np.exp(epsilon) * norm.cdf(-a - epsilon * multiplier)
+    shift = epsilon * multiplier
+    return norm.cdf(a - shift) - np.exp(epsilon) * norm.cdf(-a - shift)
 
 
 @pytest.mark.parametrize("sigma", [0.5, 1.0, 3.0, 10.0])
