@@ -31,13 +31,15 @@ DISTRIBUTION_DRAWS = 5
 def _planned_run(estimator: Any, params: dict, X: Any, y: Any) -> PrivacyReport:
     """The report of one run of ``params``: the fit's plan and the release its scoring makes.
 
-    A plan that keeps no release of the fitted graph (``own_rows_covered`` False) and
-    states the cost of one (``release_cost``) is charged one release for scoring held-out
-    nodes of that graph.
+    A plan that states the cost of a release (``release_cost``) but whose fit keeps no
+    release of the fitted graph (``own_rows_covered`` False, other than GAP's vote head,
+    whose votes stay in memory) is charged one release for scoring held-out nodes of that
+    graph. :func:`check_run` then refuses any run that releases more.
     """
     plan, report = checked_plan(clone(estimator).set_params(**params), X, y)
     if (plan.private and hasattr(plan, "release_cost")
-            and getattr(plan, "own_rows_covered", True) is False):
+            and getattr(plan, "own_rows_covered", True) is False
+            and not getattr(plan, "vote", False)):
         report = report.with_release(kind="scoring", **plan.release_cost(report.delta))
     return report
 

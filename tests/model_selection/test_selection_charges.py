@@ -7,6 +7,7 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as rdp
 from scipy import stats
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, cross_validate, train_test_split
 
@@ -274,3 +275,18 @@ def test_search_notes_state_that_fdp_scoring_reads_training_features(data):
     cost = search_cost(grid.fit(data.nodes(), data.y))
     assert _states_training_features_read(cost.notes)
     assert any("neighbours' features" in note for note in cost.notes)  # FDP's own statement
+
+
+def test_private_random_search_stops_at_a_run_that_releases_more_than_planned(data, monkeypatch):
+    # A broken planner that forgets the scoring release: the run's release is caught
+    from skdpgraph.model_selection import _candidates
+
+    def training_only(estimator, params, X, y):
+        return _candidates.checked_plan(clone(estimator).set_params(**params), X, y)[1]
+
+    monkeypatch.setattr(_candidates, "_planned_run", training_only)
+    search = PrivateRandomSearch(_progap_node(random_state=None), {"lr": [0.01, 0.05]},
+                                 mean_repetitions=2.0, random_state=0)
+    with pytest.raises(PrivacyBudgetError, match="no planned run allows"):
+        search.fit(data.nodes(), data.y)
+    assert not hasattr(search, "privacy_cost_")
