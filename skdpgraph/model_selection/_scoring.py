@@ -12,10 +12,10 @@ from sklearn.pipeline import Pipeline
 from skdpgraph.model_selection._cost import VALIDATION_LABELS_PUBLIC, unit_code
 
 __all__ = ["neg_epsilon_spent", "neg_delta_spent", "privacy_scoring", "refit_within_budget",
-           "ranked_within_budget", "spent_so_far", "unit_of"]
+           "ranked_within_budget", "report_of", "spent_so_far", "unit_of"]
 
 
-def _report(estimator: Any) -> Any | None:
+def report_of(estimator: Any) -> Any | None:
     """The report of a fitted skdpgraph estimator, or of a Pipeline's last step; else None."""
     if isinstance(estimator, Pipeline):
         estimator = estimator.steps[-1][1]
@@ -35,11 +35,11 @@ def spent_so_far(estimator: Any) -> tuple[float, float]:
     if isinstance(estimator, Pipeline):
         from skdpgraph.model_selection._spent import privacy_spent
 
-        cost, report = privacy_spent(estimator), _report(estimator)
+        cost, report = privacy_spent(estimator), report_of(estimator)
         extra = (report.total_epsilon - report.epsilon, report.total_delta - report.delta
                  ) if report is not None else (0.0, 0.0)
         return cost.epsilon + extra[0], min(1.0, cost.delta + extra[1])
-    report = _report(estimator)
+    report = report_of(estimator)
     if report is not None:
         return float(report.total_epsilon), float(report.total_delta)
     if hasattr(estimator, "epsilon_spent_"):
@@ -52,7 +52,7 @@ def spent_so_far(estimator: Any) -> tuple[float, float]:
 
 def unit_of(estimator: Any) -> tuple[str, str]:
     """``(unit, neighbouring_relation)`` of a fitted estimator (a Pipeline's last step)."""
-    report = _report(estimator)
+    report = report_of(estimator)
     if report is None:
         raise TypeError(f"{type(estimator).__name__} has no privacy_ report: its privacy unit "
                         "is unknown.")
@@ -171,7 +171,7 @@ def ranked_within_budget(cv_results: Mapping[str, Any], epsilon_budget: float, *
 
 def refit_within_budget(epsilon_budget: float, *, score: str = "score",
                         epsilon: str = "epsilon") -> Callable[[Mapping[str, Any]], int]:
-    """A ``refit`` callable: the best-scoring candidate whose cross-validation fits stay within budget.
+    """A ``refit`` callable: the best candidate whose cross-validation fits stay within budget.
 
     For ``GridSearchCV``/``RandomizedSearchCV`` with ``scoring=privacy_scoring(...)``. A
     candidate qualifies when its largest epsilon over the splits (training plus the

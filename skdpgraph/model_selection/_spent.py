@@ -19,7 +19,7 @@ from skdpgraph.model_selection._cost import (
     unit_code,
     unit_of_code,
 )
-from skdpgraph.model_selection._scoring import spent_so_far, unit_of
+from skdpgraph.model_selection._scoring import report_of, spent_so_far, unit_of
 from skdpgraph.preprocessing import NodeFeatureTransformer, declared_budget
 
 __all__ = ["search_cost", "privacy_spent"]
@@ -90,7 +90,7 @@ def search_cost(search: Any) -> PrivacyCost:
         refit_epsilon, refit_delta = spent_so_far(refit)
         epsilon, delta, num_fits = epsilon + refit_epsilon, delta + refit_delta, num_fits + 1
         notes.append("includes the refit on all data, with the releases it has made so far")
-        inference = getattr(getattr(refit, "privacy_", None), "inference", "")
+        inference = getattr(report_of(refit), "inference", "")
         if inference:
             notes.append(f"scoring read what predict reads: {inference}")
     return PrivacyCost(epsilon, min(delta, 1.0), "basic composition", num_fits, tuple(notes))

@@ -1,4 +1,4 @@
-"""Selection charges what it reads: scoring releases, one unit, the refit's plan, the whole space."""
+"""Selection charges what it reads: scoring releases, one unit, the refit's plan, all candidates."""
 
 import pickle
 
