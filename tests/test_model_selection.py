@@ -68,7 +68,7 @@ def test_refit_within_budget_picks_best_candidate_whose_worst_split_fits():
 
 def test_refit_within_budget_raises_when_nothing_fits():
     cv_results = {"mean_test_score": [0.9], "mean_test_epsilon": [-4.0]}
-    with pytest.raises(ValueError, match=r"smallest epsilon_spent_ of any candidate is 4"):
+    with pytest.raises(ValueError, match=r"smallest epsilon spent by any candidate's fit is 4"):
         refit_within_budget(1.0)(cv_results)
     with pytest.raises(KeyError, match="mean_test_accuracy"):
         refit_within_budget(5.0, score="accuracy")(cv_results)
@@ -150,7 +150,8 @@ def test_draw_repetitions_follows_the_distribution(shape):
         return
     assert draws.min() >= 1
     gamma = truncated_negative_binomial_gamma(5.0, shape)
-    # P(K=1) of the truncated negative binomial: shape * gamma**shape * (1 - gamma) / (1 - gamma**shape)
+    # P(K=1) of the truncated negative binomial:
+    # shape * gamma**shape * (1 - gamma) / (1 - gamma**shape)
     p1 = shape * gamma ** shape * (1 - gamma) / (1 - gamma ** shape)
     assert (draws == 1).mean() == pytest.approx(p1, abs=0.03)
 

@@ -61,7 +61,8 @@ from skdpgraph._validation import (
 )
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.privacy import (
-    PrivacyPlan, Spend, check_plan, report_from_plan, reserve_spend, spend_of_report,
+    PrivacyPlan, Spend, check_plan, release_event, report_from_plan, reserve_spend,
+    spend_of_report,
 )
 from skdpgraph.privacy._orders import OrderHint
 
@@ -419,7 +420,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         record = {"kind": kind, "num_nodes": graph.num_nodes, **cost()}
         reservation = reserve_spend("release", type(self).__name__, Spend(
             float(record["epsilon"]), float(record["delta"]), self.privacy_.unit,
-            self.privacy_.neighbouring_relation), detail=kind)
+            self.privacy_.neighbouring_relation, release_event(record)), detail=kind)
         try:
             streams = release_streams(self.random_state, graph.fingerprint())
             value = make(streams)

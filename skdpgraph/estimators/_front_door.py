@@ -82,15 +82,22 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
     ``unit`` names what one neighbouring dataset changes; the classifier fits the
     estimator that the benchmarks show best for that unit (:func:`choose`), with its
     defaults and this budget, and says why in ``privacy_.choice``. It is a normal
-    estimator: ``clone``, ``GridSearchCV`` (over ``epsilon`` or ``unit``), pipelines and
-    pickling work as for the estimators it wraps.
+    estimator: ``clone``, ``GridSearchCV`` (over ``epsilon``), pipelines and pickling work
+    as for the estimators it wraps.
+
+    Do not search over ``unit``: the unit is what the guarantee protects, chosen before
+    the data, not a hyperparameter. Fits on different units read different data in the
+    clear (GAP's edge level reads features and labels, DRW reads the edges), so a search
+    over them is private under none of the units, and
+    :func:`~skdpgraph.model_selection.search_cost` refuses it.
 
     Parameters
     ----------
     unit : {"edge", "node", "features", "local"}, default="edge"
         ``"edge"``: one undirected edge (features and labels public). ``"node"``: one node
         with its features, label and edges. ``"features"``: one node's features and label
-        (structure public). ``"local"``: local DP on each node's features and label.
+        (structure public). ``"local"``: local DP on each node's features and label. Fixed
+        by what must be protected, never searched.
     epsilon : float, default=8.0
         Total budget of the chosen estimator; ``np.inf`` for its non-private counterpart.
     delta : float, default=None

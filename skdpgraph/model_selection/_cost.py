@@ -4,8 +4,10 @@ A search trains many models on the same private data, so the guarantee of the mo
 releases is not the ``epsilon_spent_`` of one fit. Two bounds are provided:
 
 * :func:`composition_cost` -- the naive bound: every fit is a release, and all of them
-  compose. With dp-accounting events the fits are composed in RDP (tighter than adding
-  epsilons); without them, basic composition adds the (epsilon, delta) pairs.
+  compose, together with every later release recorded in their reports (e.g. a new noisy
+  aggregation made when held-out nodes are scored). With dp-accounting events the fits
+  and releases are composed in RDP (tighter than adding epsilons); without them, basic
+  composition adds the (epsilon, delta) pairs.
 * :func:`repeat_and_select_cost` -- the random-repetition bound of Papernot and Steinke
   [PS22]_: if the *number* of runs is random (truncated negative binomial or Poisson) and
   only the best run is released, the cost grows with the logarithm of the mean number of
@@ -20,6 +22,8 @@ References
 from __future__ import annotations
 
 import math
+import dataclasses
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,22 +32,35 @@ import numpy as np
 from skdpgraph.privacy import (
     PrivacyCost,
     PrivacyReport,
+    compose_spends,
     composed_event,
     compute_rdp,
     epsilon_from_rdp,
     relation_of,
+    release_event,
     repeat_and_select_event,
     repeat_and_select_rdp,
 )
 
 __all__ = ["PrivacyCost", "composition_cost", "repeat_and_select_cost", "as_report",
-           "VALIDATION_LABELS_PUBLIC"]
+           "run_events", "check_same_unit", "unit_code", "unit_of_code",
+           "VALIDATION_LABELS_PUBLIC", "RELEASES_COMPOSED"]
 
 #: Stated by every cost of a selection: what chooses the model is not covered.
 VALIDATION_LABELS_PUBLIC = (
     "validation labels are treated as public: the scores that choose the model are computed "
-    "on held-out nodes' labels (and features), and neither those scores nor the choice they "
-    "make is covered by this bound"
+    "from the held-out nodes' labels and from everything prediction reads: the held-out "
+    "nodes' features and, for estimators that predict from the graph, their neighbours' "
+    "features and edges, training nodes among them (DRW's random walks and FDP's stars "
+    "without private_inference read the training nodes' raw features in the clear); neither "
+    "those scores nor the choice they make is covered by this bound, except the noisy "
+    "releases recorded in privacy_.releases, which are charged"
+)
+
+#: Stated by every cost that composes the releases recorded after fit.
+RELEASES_COMPOSED = (
+    "every release recorded in a fit's privacy_.releases by the time it was counted (e.g. a "
+    "new noisy aggregation made when held-out nodes were scored) is composed with that fit"
 )
 
 
@@ -60,24 +77,55 @@ def as_report(obj: Any) -> PrivacyReport:
     return report
 
 
+def run_events(report: PrivacyReport) -> list[Any] | None:
+    """The events of the training release and of every later release; None if one is unknown."""
+    events = [report.dp_event] + [release_event(r) for r in report.releases]
+    return None if any(event is None for event in events) else events
+
+
+def unit_code(unit: str, relation: str) -> float:
+    """A number that identifies ``(unit, relation)``: scorers record it in ``cv_results_``.
+
+    48 bits of a BLAKE2b digest, exact in a float64; :func:`unit_of_code` names the pair
+    again in the process that computed it.
+    """
+    digest = hashlib.blake2b(f"{unit}\x00{relation}".encode(), digest_size=6).digest()
+    code = float(int.from_bytes(digest, "big"))
+    _NAMED_CODES[code] = (unit, relation)
+    return code
+
+
+_NAMED_CODES: dict[float, tuple[str, str]] = {}
+
+
+def unit_of_code(code: float) -> str:
+    """``(unit, relation)`` of a :func:`unit_code` seen in this process, or the code itself."""
+    named = _NAMED_CODES.get(float(code))
+    return repr(named) if named else f"unit code {code:.0f}"
+
+
+def check_same_unit(units: Sequence[tuple[str, str]] | set, what: str = "fits") -> None:
+    """Refuse to compose guarantees on different ``(unit, relation)`` pairs."""
+    units = set(units)
+    if len(units) > 1:
+        raise ValueError(
+            f"Cannot compose guarantees on different privacy units: {sorted(units)}. "
+            f"The {what} protect different things, so no single bound covers them; compose "
+            "fits that protect the same unit under the same relation (do not search over "
+            "the unit)."
+        )
+
+
 def _check_reports(reports: Sequence[Any]) -> list[PrivacyReport]:
     reports = [as_report(r) for r in reports]
     if not reports:
         raise ValueError("At least one fit is required to compute a privacy cost; got none.")
-    units = {(r.unit, r.neighbouring_relation) for r in reports}
-    if len(units) > 1:
-        raise ValueError(
-            f"Cannot compose guarantees on different privacy units: {sorted(units)}. "
-            "Compose fits that protect the same unit under the same relation."
-        )
+    check_same_unit({(r.unit, r.neighbouring_relation) for r in reports})
     return reports
 
 
 def _release_note(reports: list[PrivacyReport]) -> tuple[str, ...]:
-    if any(r.releases for r in reports):
-        return ("later releases recorded in privacy_.releases (e.g. inductive predictions) "
-                "are not part of this bound; add them separately",)
-    return ()
+    return (RELEASES_COMPOSED,) if any(r.releases for r in reports) else ()
 
 
 def composition_cost(reports: Sequence[Any], delta: float | None = None) -> PrivacyCost:
@@ -87,17 +135,19 @@ def composition_cost(reports: Sequence[Any], delta: float | None = None) -> Priv
     ----------
     reports : sequence of PrivacyReport or fitted estimators
         One entry per fit that touched the private data (every candidate on every split,
-        plus the refit).
+        plus the refit). The releases each report records (``privacy_.releases``) are
+        composed with it.
     delta : float, default=None
         Target delta of the RDP composition; defaults to the largest delta of the fits.
-        Ignored by basic composition, whose delta is the sum of the fits' deltas.
+        Ignored by basic composition, whose delta is the sum of the fits' and releases'
+        deltas.
 
     Returns
     -------
     PrivacyCost
-        RDP composition of the fits' dp-accounting events when every fit has one;
-        otherwise basic composition ``(sum epsilon_i, sum delta_i)``, which says so in
-        ``notes``.
+        The tightest valid composition (:func:`~skdpgraph.privacy.compose_spends`): the
+        fits and releases with a dp-accounting event (:func:`~skdpgraph.privacy.release_event`)
+        compose in RDP, the others add their (epsilon, delta); ``notes`` says which.
 
     Examples
     --------
@@ -111,24 +161,14 @@ def composition_cost(reports: Sequence[Any], delta: float | None = None) -> Priv
     True
     """
     reports = _check_reports(reports)
-    notes = _release_note(reports)
+    if delta is None:
+        delta = max(r.delta for r in reports)
+    cost = compose_spends([spend for r in reports for spend in r.spends()],
+                          delta if delta > 0 else None)
+    notes = _release_note(reports) + cost.notes
     if any(not r.private for r in reports):
-        return PrivacyCost(math.inf, 0.0, "not private", len(reports),
-                           notes + ("at least one fit has epsilon=inf",))
-    events = [r.dp_event for r in reports]
-    if all(event is not None for event in events):
-        target = max(r.delta for r in reports) if delta is None else float(delta)
-        composed = composed_event(events)
-        rdp = compute_rdp(composed, relation=relation_of(composed))
-        return PrivacyCost(epsilon_from_rdp(rdp, target), target,
-                           "RDP composition (dp-accounting)", len(reports), notes)
-    missing = sum(event is None for event in events)
-    note = (f"{missing} of {len(reports)} fits ({reports[0].estimator}) report no dp-accounting "
-            "event; used basic composition of their (epsilon, delta), which is looser than "
-            "RDP composition")
-    return PrivacyCost(float(sum(r.epsilon for r in reports)),
-                       float(min(1.0, sum(r.delta for r in reports))),
-                       "basic composition", len(reports), notes + (note,))
+        notes += ("at least one fit has epsilon=inf",)
+    return dataclasses.replace(cost, num_fits=len(reports), notes=notes)
 
 
 def check_repetition_distribution(mean: float, shape: float) -> None:
@@ -165,9 +205,12 @@ def repeat_and_select_cost(reports: Sequence[Any], mean: float, shape: float = 1
     Parameters
     ----------
     reports : sequence of PrivacyReport or fitted estimators
-        The single-run guarantees of the candidates. With several different events the
-        single-run RDP curve is their pointwise maximum (a run of a randomly drawn
-        candidate is no less private than the least private candidate).
+        The single-run guarantees of every candidate a run can draw: the whole candidate
+        space, not only the candidates that happened to run (their curve would depend on
+        the number of runs, which must stay secret). A run is the training release
+        composed with the releases its report records (e.g. the release its scoring made).
+        With several different runs the single-run RDP curve is their pointwise maximum (a
+        run of a randomly drawn candidate is no less private than the least private one).
     mean : float
         Mean number of runs, >= 1.
     shape : float, default=1.0
@@ -178,11 +221,13 @@ def repeat_and_select_cost(reports: Sequence[Any], mean: float, shape: float = 1
     Returns
     -------
     PrivacyCost
+        ``num_fits`` counts the distinct single-run events.
 
     Raises
     ------
     ValueError
-        If a fit has no dp-accounting event: the bound needs the RDP curve of one run.
+        If a fit or one of its releases has no dp-accounting event: the bound needs the
+        RDP curve of one run.
 
     Notes
     -----
@@ -195,14 +240,17 @@ def repeat_and_select_cost(reports: Sequence[Any], mean: float, shape: float = 1
     if any(not r.private for r in reports):
         return PrivacyCost(math.inf, 0.0, "not private", len(reports),
                            ("at least one fit has epsilon=inf",))
-    if any(r.dp_event is None for r in reports):
+    runs = [run_events(r) for r in reports]
+    if any(run is None for run in runs):
         raise ValueError(
             f"The random-repetition bound needs the RDP curve of one run, but "
-            f"{reports[0].estimator}'s privacy_ has no dp-accounting event (dp_event=None). "
-            "Use composition_cost for a basic-composition bound."
+            f"{reports[0].estimator}'s privacy_ has no dp-accounting event for its training "
+            "release or for a release it records (dp_event=None). Use composition_cost for a "
+            "basic-composition bound."
         )
     target = max(r.delta for r in reports) if delta is None else float(delta)
-    events = list({repr(r.dp_event): r.dp_event for r in reports}.values())
+    events = [run[0] if len(run) == 1 else composed_event(run) for run in runs]
+    events = list({repr(e): e for e in events}.values())
     relation = relation_of(composed_event(events))
     if len(events) == 1:
         rdp = compute_rdp(repeat_and_select_event(events[0], mean, shape), relation=relation)
@@ -210,11 +258,8 @@ def repeat_and_select_cost(reports: Sequence[Any], mean: float, shape: float = 1
     else:
         single = np.max([compute_rdp(e, relation=relation) for e in events], axis=0)
         rdp = repeat_and_select_rdp(single, mean, shape)
-        notes = (f"{len(events)} different single-run events: the single-run RDP curve is their "
-                 "pointwise maximum; it bounds the candidates that ran, so it holds if no "
-                 "candidate of the search space that did not run is less private; which "
-                 "candidates ran depends on the number of runs, so this curve says something "
-                 "about it (search only parameters that leave the event unchanged to avoid it)",)
+        notes = (f"{len(events)} different single-run events over the candidate space: the "
+                 "single-run RDP curve is their pointwise maximum",)
     return PrivacyCost(epsilon_from_rdp(rdp, target), target,
                        f"random repetition, Papernot-Steinke (mean={mean:g}, shape={shape:g})",
-                       len(reports), notes + _release_note(reports) + (VALIDATION_LABELS_PUBLIC,))
+                       len(events), notes + _release_note(reports) + (VALIDATION_LABELS_PUBLIC,))

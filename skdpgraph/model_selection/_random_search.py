@@ -12,6 +12,7 @@ from sklearn.model_selection import ParameterSampler, train_test_split
 from sklearn.utils.validation import check_is_fitted
 
 from skdpgraph._random import RandomStreams
+from skdpgraph.model_selection._candidates import candidate_runs, check_run
 from skdpgraph.model_selection._cost import (
     PrivacyCost,
     as_report,
@@ -112,10 +113,17 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : estimator
-        A skdpgraph estimator (it must have ``privacy_`` after fit).
+        A skdpgraph estimator that plans its privacy before training (every class of
+        :mod:`skdpgraph` except the front door ``DPNodeClassifier``: search the estimator it
+        chooses instead).
     param_distributions : dict or list of dicts
-        As in ``RandomizedSearchCV``. Searching parameters that leave the privacy event
-        unchanged (``lr``, ``hidden_dim``, ``dropout``...) keeps the bound exact.
+        As in ``RandomizedSearchCV``. Before any run, every candidate of the space is
+        planned (from public quantities: the estimator's plan on the training part's size),
+        and a run is bounded by the least private of them, whichever candidates then run.
+        Parameters that change the privacy of a run (``epsilon``, ``epochs``,
+        ``batch_size``...) must therefore be finite lists: one given as a distribution is
+        refused, by name, when its draws plan different events. Parameters that leave it
+        unchanged (``lr``, ``hidden_dim``, ``dropout``...) may be distributions.
     mean_repetitions : float, default=10.0
         Mean of the random number of runs :math:`K`, finite and at least 1. The bound
         grows with it (roughly as its logarithm), and so does the run time.
@@ -155,17 +163,24 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
         Only with ``keep_all_runs=True`` (not covered): the number of runs drawn.
     results_ : list of dict
         Only with ``keep_all_runs=True`` (not covered): per run, ``params``, ``score`` and
-        ``epsilon_spent``.
+        ``epsilon_spent`` (its total once scored, releases included).
     naive_cost_ : PrivacyCost
         Only with ``keep_all_runs=True`` (not covered: it depends on the number of runs):
         the composition of the runs that were executed, for comparison.
 
     Notes
     -----
-    The guarantee covers the training nodes under the estimator's own privacy unit. The
-    validation labels used to choose the run are treated as public: their privacy is not
-    covered (``privacy_cost_.notes`` says so). For ``shape=inf`` (Poisson) the search may
-    draw zero runs; ``fit`` then raises and nothing is released.
+    The guarantee covers the training nodes under the estimator's own privacy unit; the
+    candidates must all protect the same unit and relation (``fit`` refuses a space that
+    mixes them, before any run). One run is a fit and its scoring: where scoring the
+    held-out nodes makes a release (node-level GAP or ProGAP without ``max_in_degree``
+    keeps no release of the fitted graph, so predicting its nodes makes a new one), that
+    release is composed into the run's curve; a run that makes a release its plan did not
+    allow stops the search, and nothing is released. The validation labels used to choose
+    the run are treated as public, and so is whatever prediction reads (for DRW and FDP,
+    the training nodes' raw features): not covered (``privacy_cost_.notes`` says so). For
+    ``shape=inf`` (Poisson) the search may draw zero runs; ``fit`` then raises and nothing
+    is released.
 
     References
     ----------
@@ -214,8 +229,13 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
         X_fit, X_val, y_fit, y_val = train_test_split(
             X, y, test_size=self.validation_size, stratify=y,
             random_state=streams.integer("split"))
+        # Every run the space allows, planned before any run reads the data; a separate
+        # stream draws the distributions' probe values, so the runs' draws do not move.
+        planned, notes = candidate_runs(self.estimator, self.param_distributions, X_fit, y_fit,
+                                        RandomStreams(self.random_state, key=(1,)).numpy("split"))
+        cost = repeat_and_select_cost(planned, self.mean_repetitions, self.shape, self.delta)
         scorer = check_scoring(self.estimator, scoring=self.scoring)
-        best, events, results, reports = None, {}, [], []
+        best, results, reports = None, [], []
         for _ in range(n_runs):
             params = next(iter(ParameterSampler(self.param_distributions, n_iter=1,
                                                 random_state=streams.integer("split"))))
@@ -225,24 +245,22 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
                                else streams.integer("split"))
             est.fit(X_fit, y_fit)
             score = float(scorer(est, X_val, y_val))
-            report = as_report(est)
-            # One report per distinct event: the bound needs the single-run curves only.
-            events.setdefault(repr(report.dp_event), report)
+            report = as_report(est)  # after scoring: with the releases it made
+            check_run(report, planned)
             if self.keep_all_runs:
                 results.append({"params": params, "score": score,
-                                "epsilon_spent": float(est.epsilon_spent_)})
+                                "epsilon_spent": report.total_epsilon})
                 reports.append(report)
             if best is None or score > best[2] or (math.isnan(best[2]) and not math.isnan(score)):
                 best = (est, params, score)
-        cost = repeat_and_select_cost(list(events.values()), self.mean_repetitions, self.shape,
-                                      self.delta)
+        cost = _with_notes(cost, notes + (_inference_note(best[0]),))
         self.best_estimator_, self.best_params_, self.best_score_ = best
         self.classes_ = self.best_estimator_.classes_
         if self.keep_all_runs:
             self.n_repetitions_ = n_runs
             self.results_ = results
             self.naive_cost_ = composition_cost(reports, cost.delta)
-            cost = _with_note(cost, ALL_RUNS_NOT_COVERED)
+            cost = _with_notes(cost, (ALL_RUNS_NOT_COVERED,))
         self.privacy_cost_ = cost
 
     def predict(self, X: Any) -> np.ndarray:
@@ -261,5 +279,10 @@ class PrivateRandomSearch(MetaEstimatorMixin, BaseEstimator):
         return self.best_estimator_.score(X, y)
 
 
-def _with_note(cost: PrivacyCost, note: str) -> PrivacyCost:
-    return PrivacyCost(cost.epsilon, cost.delta, cost.method, cost.num_fits, cost.notes + (note,))
+def _with_notes(cost: PrivacyCost, notes: tuple[str, ...]) -> PrivacyCost:
+    return PrivacyCost(cost.epsilon, cost.delta, cost.method, cost.num_fits, cost.notes + notes)
+
+
+def _inference_note(estimator: Any) -> str:
+    """What scoring read: the estimator's own statement of what ``predict`` reads."""
+    return f"scoring read what predict reads: {as_report(estimator).inference}"

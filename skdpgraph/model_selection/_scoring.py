@@ -6,34 +6,66 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+from sklearn.metrics import check_scoring
 from sklearn.pipeline import Pipeline
 
-from skdpgraph.model_selection._cost import VALIDATION_LABELS_PUBLIC
+from skdpgraph.model_selection._cost import VALIDATION_LABELS_PUBLIC, unit_code
 
-__all__ = ["neg_epsilon_spent", "neg_delta_spent", "privacy_scoring", "refit_within_budget"]
+__all__ = ["neg_epsilon_spent", "neg_delta_spent", "privacy_scoring", "refit_within_budget",
+           "ranked_within_budget", "report_of", "spent_so_far", "unit_of"]
 
 
-def _spent(estimator: Any) -> tuple[float, float]:
-    """``(epsilon, delta)`` of a fitted estimator, or of a fitted Pipeline as a whole."""
-    if hasattr(estimator, "epsilon_spent_"):
-        return float(estimator.epsilon_spent_), float(getattr(estimator, "delta_", 0.0))
+def report_of(estimator: Any) -> Any | None:
+    """The report of a fitted skdpgraph estimator, or of a Pipeline's last step; else None."""
+    if isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    report = getattr(estimator, "privacy_", None)
+    return report if hasattr(report, "total_epsilon") else None
+
+
+def spent_so_far(estimator: Any) -> tuple[float, float]:
+    """``(epsilon, delta)`` a fitted estimator has spent so far: training and later releases.
+
+    For a skdpgraph estimator, ``privacy_.total_epsilon`` and ``total_delta``: the training
+    release plus every release recorded since (e.g. a new noisy aggregation made when
+    held-out nodes were scored). For a Pipeline, the pipeline's total
+    (:func:`~skdpgraph.model_selection.privacy_spent`, which includes every step's releases).
+    Any other object: its declared ``epsilon_spent_`` and ``delta_``.
+    """
     if isinstance(estimator, Pipeline):
         from skdpgraph.model_selection._contained import privacy_spent
 
         cost = privacy_spent(estimator)
         return cost.epsilon, cost.delta
+    report = report_of(estimator)
+    if report is not None:
+        return float(report.total_epsilon), float(report.total_delta)
+    if hasattr(estimator, "epsilon_spent_"):
+        return float(estimator.epsilon_spent_), float(getattr(estimator, "delta_", 0.0))
     raise TypeError(
         f"{type(estimator).__name__} has no epsilon_spent_: the privacy scorers need a fitted "
         "skdpgraph estimator or a Pipeline of them."
     )
 
 
-def neg_epsilon_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
-    """Scorer: minus the fitted estimator's ``epsilon_spent_`` (greater is better).
+def unit_of(estimator: Any) -> tuple[str, str]:
+    """``(unit, neighbouring_relation)`` of a fitted estimator (a Pipeline's last step)."""
+    report = report_of(estimator)
+    if report is None:
+        raise TypeError(f"{type(estimator).__name__} has no privacy_ report: its privacy unit "
+                        "is unknown.")
+    return report.unit, report.neighbouring_relation
 
-    Use it as one metric of a multi-metric search; ``X`` and ``y`` are ignored, so it
-    costs no privacy. For a ``Pipeline`` it reads the pipeline's total
-    (:func:`~skdpgraph.model_selection.privacy_spent`).
+
+def neg_epsilon_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
+    """Scorer: minus what the fitted estimator has spent so far (greater is better).
+
+    Minus ``privacy_.total_epsilon``: the training release plus every release recorded
+    since (:func:`spent_so_far`). ``X`` and ``y`` are ignored, so it makes no release
+    itself; but it sees only the releases made *before* it is called. In a scoring dict,
+    scikit-learn calls the scorers in the dict's order: a release made by a scorer called
+    later is missed. :func:`privacy_scoring` computes the score first and reads the total
+    after it, whatever the order; use it rather than this scorer in a dict.
 
     Examples
     --------
@@ -43,22 +75,56 @@ def neg_epsilon_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
     >>> neg_epsilon_spent(Fitted())
     -2.5
     """
-    return -_spent(estimator)[0]
+    return -spent_so_far(estimator)[0]
 
 
 def neg_delta_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
-    """Scorer: minus the fitted estimator's ``delta_`` (greater is better)."""
-    return -_spent(estimator)[1]
+    """Scorer: minus the fitted estimator's ``privacy_.total_delta`` (see
+    :func:`neg_epsilon_spent` for what it sees)."""
+    return -spent_so_far(estimator)[1]
 
 
-def privacy_scoring(score: str | Callable = "accuracy") -> dict[str, Any]:
-    """Multi-metric ``scoring`` for a search: ``{"score", "epsilon", "delta"}``.
+class _PrivacyScoring:
+    """One scorer returning the score, then what the fit spent including the scoring."""
 
-    ``cv_results_`` then holds each fit's epsilon and delta (negated) next to the score,
-    which :func:`refit_within_budget` and :func:`skdpgraph.model_selection.search_cost`
-    read.
+    def __init__(self, score: str | Callable):
+        self.score = score
+
+    def __call__(self, estimator: Any, X: Any, y: Any, **kwargs: Any) -> dict[str, float]:
+        value = check_scoring(estimator, scoring=self.score)(estimator, X, y, **kwargs)
+        epsilon, delta = spent_so_far(estimator)  # after the score: its releases included
+        return {"score": value, "epsilon": -epsilon, "delta": -delta,
+                "unit": unit_code(*unit_of(estimator))}
+
+    def __repr__(self) -> str:
+        return f"privacy_scoring({self.score!r})"
+
+
+def privacy_scoring(score: str | Callable = "accuracy") -> Callable[..., dict[str, float]]:
+    """Multi-metric ``scoring`` for a search or ``cross_validate``: score, then its cost.
+
+    One scorer that computes ``score`` on the held-out nodes first and then reads what the
+    fit has spent, so that any release the scoring made (e.g. node-level GAP or ProGAP
+    without ``max_in_degree`` makes a new noisy aggregation to predict held-out nodes of
+    the fitted graph) is charged to the fit. It returns four metrics: ``"score"``;
+    ``"epsilon"`` and ``"delta"``, minus ``privacy_.total_epsilon`` and ``total_delta``
+    after scoring (greater is better for scikit-learn); and ``"unit"``, a number
+    identifying the fit's privacy unit and relation (:func:`~skdpgraph.model_selection.search_cost`
+    refuses a search whose fits protect different units). ``cv_results_`` then holds them
+    per split, which :func:`refit_within_budget` and ``search_cost`` read.
+
+    Parameters
+    ----------
+    score : str or callable, default="accuracy"
+        Any scikit-learn scoring string or scorer.
+
+    Returns
+    -------
+    callable
+        ``scorer(estimator, X, y) -> dict``; pass it as ``scoring=`` (with ``refit`` a
+        metric name or a callable, as for any multi-metric scoring).
     """
-    return {"score": score, "epsilon": neg_epsilon_spent, "delta": neg_delta_spent}
+    return _PrivacyScoring(score)
 
 
 def _worst_over_splits(cv_results: Mapping[str, Any], metric: str) -> np.ndarray:
@@ -76,23 +142,55 @@ def _worst_over_splits(cv_results: Mapping[str, Any], metric: str) -> np.ndarray
     return np.asarray(cv_results[key], dtype=float)
 
 
+def ranked_within_budget(cv_results: Mapping[str, Any], epsilon_budget: float, *,
+                         score: str = "score", epsilon: str = "epsilon") -> np.ndarray:
+    """Candidates whose every split spent at most ``epsilon_budget``, best mean score first.
+
+    Ties keep the candidates' order; failed fits (NaN score) are left out. Raises
+    ``ValueError`` when no candidate qualifies.
+    """
+    spent = -_worst_over_splits(cv_results, epsilon)
+    key = f"mean_test_{score}"
+    if key not in cv_results:
+        raise KeyError(f"cv_results_ has no {key!r}; the scoring keys are the refit's "
+                       f"score={score!r} and epsilon={epsilon!r}.")
+    scores = np.asarray(cv_results[key], dtype=float)
+    ok = np.flatnonzero((spent <= epsilon_budget) & np.isfinite(scores))
+    if not ok.size:
+        finite = spent[np.isfinite(spent)]
+        smallest = f"{finite.min():.4g}" if finite.size else "none (all fits failed)"
+        raise ValueError(
+            f"No candidate fits epsilon_budget={epsilon_budget:g}: the smallest "
+            f"epsilon spent by any candidate's fit is {smallest}. Raise the budget or add "
+            "candidates with a smaller epsilon."
+        )
+    return ok[np.argsort(-scores[ok], kind="stable")]
+
+
 def refit_within_budget(epsilon_budget: float, *, score: str = "score",
                         epsilon: str = "epsilon") -> Callable[[Mapping[str, Any]], int]:
-    """A ``refit`` callable: the best-scoring candidate whose fits all stay within budget.
+    """A ``refit`` callable: the best candidate whose cross-validation fits stay within budget.
 
-    For ``GridSearchCV``/``RandomizedSearchCV`` with multi-metric ``scoring`` that includes
-    :func:`neg_epsilon_spent` under the key ``epsilon``. A candidate qualifies when its
-    largest ``epsilon_spent_`` over the splits is at most ``epsilon_budget``; among those
-    the highest ``mean_test_<score>`` wins (ties: the first). Failed fits (NaN) never win.
+    For ``GridSearchCV``/``RandomizedSearchCV`` with ``scoring=privacy_scoring(...)``. A
+    candidate qualifies when its largest epsilon over the splits (training plus the
+    releases its scoring made) is at most ``epsilon_budget``; among those the highest
+    ``mean_test_<score>`` wins (ties: the first). Failed fits (NaN) never win.
+
+    It sees ``cv_results_`` only, not the refit: scikit-learn then refits the chosen
+    candidate on all the data, with another sampling rate and number of steps, which can
+    spend more than any of its cross-validation fits (and more than ``epsilon_budget``).
+    :class:`~skdpgraph.model_selection.BudgetedSearchCV` applies this rule and plans each
+    candidate's refit before making it, so that the refit never exceeds the budget: use it
+    when the budget must bound the released model.
 
     Parameters
     ----------
     epsilon_budget : float
-        Largest acceptable ``epsilon_spent_`` of one fit.
+        Largest acceptable epsilon of one cross-validation fit.
     score : str, default="score"
         The scoring key to maximise.
     epsilon : str, default="epsilon"
-        The scoring key of :func:`neg_epsilon_spent`.
+        The scoring key of minus the epsilon spent (``privacy_scoring``'s ``"epsilon"``).
 
     Returns
     -------
@@ -117,22 +215,8 @@ def refit_within_budget(epsilon_budget: float, *, score: str = "score",
         raise ValueError(f"epsilon_budget must be a positive number; got {epsilon_budget!r}.")
 
     def refit(cv_results: Mapping[str, Any]) -> int:
-        spent = -_worst_over_splits(cv_results, epsilon)
-        key = f"mean_test_{score}"
-        if key not in cv_results:
-            raise KeyError(f"cv_results_ has no {key!r}; the scoring keys are the refit's "
-                           f"score={score!r} and epsilon={epsilon!r}.")
-        scores = np.asarray(cv_results[key], dtype=float)
-        ok = (spent <= epsilon_budget) & np.isfinite(scores)
-        if not ok.any():
-            finite = spent[np.isfinite(spent)]
-            smallest = f"{finite.min():.4g}" if finite.size else "none (all fits failed)"
-            raise ValueError(
-                f"No candidate fits epsilon_budget={epsilon_budget:g}: the smallest "
-                f"epsilon_spent_ of any candidate is {smallest}. Raise the budget or add "
-                "candidates with a smaller epsilon."
-            )
-        return int(np.flatnonzero(ok)[np.argmax(scores[ok])])
+        return int(ranked_within_budget(cv_results, epsilon_budget, score=score,
+                                        epsilon=epsilon)[0])
 
     refit.__name__ = f"refit_within_budget({epsilon_budget:g})"
     refit.notes = (VALIDATION_LABELS_PUBLIC,)

@@ -11,7 +11,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "_aggregation": ["gap_node_event", "noisy_neighbour_votes", "noisy_sum_aggregation",
                      "pma_sensitivity",
                      "private_multi_hop_aggregation", "row_normalize", "sum_in_neighbours"],
-    "_composition": ["PrivacyCost", "Spend", "compose_spends"],
+    "_composition": ["PrivacyCost", "Spend", "compose_spends", "release_event"],
     "_calibration": ["MAX_NOISE_MULTIPLIER", "PrivacyBudgetError", "calibrate_noise_multiplier"],
     "_fdp": ["FDP_RELATION", "FDPPlan", "compute_rdp_fdp", "fdp_relation", "plan_fdp"],
     "_fdp_inference": ["NeighbourSums", "inference_release_epsilon", "inference_sensitivity",

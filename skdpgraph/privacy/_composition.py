@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PrivacyCost", "Spend", "compose_spends"]
+__all__ = ["PrivacyCost", "Spend", "compose_spends", "release_event"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,32 @@ class Spend:
     def key(self) -> tuple[str, str]:
         """``(unit, relation)``: spends compose only with spends of the same key."""
         return (self.unit, self.relation)
+
+
+def release_event(release: Mapping[str, Any]) -> Any | None:
+    """The dp-accounting event of one release recorded in ``privacy_.releases``, if known.
+
+    A release that states its ``dp_event`` has that event. A release that states a Gaussian
+    ``noise_multiplier`` (GAP's and ProGAP's PMA, FDP's neighbour sums) is ``hops``
+    Gaussian mechanisms (1 when it states none) at that multiplier: the mechanism whose
+    exact epsilon the estimator recorded. Any other release has no event (None).
+
+    Examples
+    --------
+    >>> release_event({"kind": "pma", "epsilon": 1.0, "delta": 1e-5}) is None
+    True
+    >>> release_event({"noise_multiplier": 2.0, "hops": 3})
+    SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=2.0), count=3)
+    """
+    event = release.get("dp_event")
+    if event is not None:
+        return event
+    sigma = release.get("noise_multiplier")
+    if sigma is None or not math.isfinite(float(sigma)) or float(sigma) <= 0:
+        return None
+    from skdpgraph.privacy._accountant import gaussian_event  # imports dp-accounting
+
+    return gaussian_event(float(sigma), int(release.get("hops", 1)))
 
 
 _RDP_CURVES: dict[int, tuple[Any, Any, np.ndarray]] = {}
@@ -150,8 +176,13 @@ def compose_spends(spends: Iterable[Spend], delta: float | None = None) -> Priva
                         float(min(1.0, sum(s.delta for s in spends))),
                         "basic composition", len(spends), (), unit, relation)
     with_event = [s for s in spends if s.dp_event is not None]
-    if len(spends) == 1 or len(with_event) < 2:
+    if len(spends) == 1:
         return basic
+    if len(with_event) < 2:
+        missing = len(spends) - len(with_event)
+        return dataclasses.replace(basic, notes=(
+            f"{missing} of {len(spends)} releases report no dp-accounting event: used basic "
+            "composition of their (epsilon, delta), which is looser than RDP composition",))
     curves, relations = [], set()
     for spend in with_event:
         accountant_relation, curve = _rdp_curve(spend.dp_event)

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from skdpgraph.privacy._composition import Spend
+from skdpgraph.privacy._composition import Spend, release_event
 
 __all__ = ["PrivacyReport", "NON_PRIVATE_NOTE", "report_from_plan", "spend_of_report"]
 
@@ -93,7 +93,9 @@ class PrivacyReport:
         """The training release and every later release, as composition sees them.
 
         The training release carries ``dp_event``; later releases carry their own
-        (epsilon, delta). All are on this report's unit and relation.
+        (epsilon, delta) and, where it is known, their event
+        (:func:`~skdpgraph.privacy.release_event`). All are on this report's unit and
+        relation.
 
         Examples
         --------
@@ -104,7 +106,8 @@ class PrivacyReport:
         """
         first = spend_of_report(self)
         return (first,) + tuple(
-            Spend(float(r["epsilon"]), float(r["delta"]), self.unit, self.neighbouring_relation)
+            Spend(float(r["epsilon"]), float(r["delta"]), self.unit, self.neighbouring_relation,
+                  release_event(r))
             for r in self.releases)
 
     def with_release(self, **release: Any) -> PrivacyReport:
