@@ -59,8 +59,8 @@ def test_top_level_names_and_subpackages():
 
     assert GAPClassifier is same is skdpgraph.GAPClassifier
     assert set(skdpgraph.__all__) == {
-        "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "FDPClassifier", "GAPClassifier",
-        "Graph", "GraphDroppedWarning", "Nodes", "PrivacyBudgetError", "PrivacyReport",
+        "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "EdgesDroppedWarning",
+        "FDPClassifier", "GAPClassifier", "Graph", "GraphDroppedWarning", "Nodes", "PrivacyBudgetError", "PrivacyReport",
         "ProGAPClassifier", "RGNNClassifier", "make_graph_pipeline"}
     assert skdpgraph.datasets is importlib.import_module("skdpgraph.datasets")
     assert {"datasets", "estimators", "privacy"} <= set(dir(skdpgraph))

@@ -139,6 +139,9 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
+    #: Edge level: features and labels are public (see :data:`UNITS`).
+    _features_public = property(lambda self: self.unit == "edge")
+
     def __init__(self, *, unit="edge", epsilon=8.0, delta=None, classes=None, random_state=None,
                  device="auto", verbose=False):
         self.unit, self.epsilon, self.delta, self.classes = unit, epsilon, delta, classes
