@@ -247,8 +247,8 @@ def _refuse_missing_labels(rows: np.ndarray, where: str, what: str) -> None:
     nodes (they stay in the graph as neighbours, and are the nodes to predict)."""
     shown = ", ".join(str(int(i)) for i in rows[:5]) + (", ..." if len(rows) > 5 else "")
     raise ValueError(
-        f"{where}: y contains {what} labels (first at index {int(rows[0])}, {len(rows)} in "
-        f"all: rows {shown}). Use the labelled nodes only, e.g. "
+        f"{where}: y contains {what} labels in {len(rows)} row(s) ({shown}). Use the labelled "
+        "nodes only, e.g. "
         "fit(graph.nodes(labelled), y[labelled]) with labelled = pandas.notna(y): the "
         "unlabelled nodes stay in the graph and are the ones to predict.")
 

@@ -74,8 +74,8 @@ def test_integer_labels_with_empty_cells_keep_their_type():
 def test_missing_labels_are_refused_by_row(missing):
     y = Y.astype(object if missing is None else float)
     y[[3, 7]] = missing
-    with pytest.raises(ValueError, match=r"DPMLPClassifier\.fit: y contains NaN .*labels .*"
-                                         r"rows 3, 7\)\. Use the labelled nodes only"):
+    with pytest.raises(ValueError, match=r"DPMLPClassifier\.fit: y contains NaN .*labels in 2 "
+                                         r"row\(s\) \(3, 7\)\. Use the labelled nodes only"):
         make("DPMLP").fit(DATA.graph.nodes(), y)
 
 
