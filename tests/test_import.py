@@ -61,7 +61,8 @@ def test_top_level_names_and_subpackages():
     assert set(skdpgraph.__all__) == {
         "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "EdgesDroppedWarning",
         "FDPClassifier", "GAPClassifier", "Graph", "GraphDroppedWarning", "Nodes",
-        "PrivacyBudgetError", "PrivacyReport", "ProGAPClassifier", "RGNNClassifier", "make_graph_pipeline"}
+        "PrivacyBudgetError", "PrivacyReport", "ProGAPClassifier", "RGNNClassifier",
+        "make_graph_pipeline"}
     assert skdpgraph.datasets is importlib.import_module("skdpgraph.datasets")
     assert {"datasets", "estimators", "privacy"} <= set(dir(skdpgraph))
     assert "DPMLPClassifier (eps=inf)" in skdpgraph.estimators.DEMO_ESTIMATORS
