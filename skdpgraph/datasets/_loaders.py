@@ -147,13 +147,14 @@ class GraphDataset:
         return self.split[index]
 
     def nodes(self, index: Any = None, *, part: str | None = None) -> Nodes:
-        """The :class:`~skdpgraph.graph.Nodes` of ``index``, as :meth:`Graph.nodes` reads it.
+        """The :class:`~skdpgraph.graph.Nodes` of ``index``, read as ``Graph.nodes`` reads it.
 
         Parameters
         ----------
         index : str, array-like of int or bool, slice or None, default=None
             The name of a split part (``"train"``, ``"val"``, ``"test"``), or node ids, a
-            boolean mask or a slice as for :meth:`Graph.nodes`; None selects every node.
+            boolean mask or a slice as for :meth:`skdpgraph.Graph.nodes`; None selects every
+            node.
         part : str, default=None
             Deprecated: pass the part's name as ``index``.
         """
