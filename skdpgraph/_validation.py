@@ -248,9 +248,8 @@ def _refuse_missing_labels(rows: np.ndarray, where: str, what: str) -> None:
     shown = ", ".join(str(int(i)) for i in rows[:5]) + (", ..." if len(rows) > 5 else "")
     raise ValueError(
         f"{where}: y contains {what} labels in {len(rows)} row(s) ({shown}). Use the labelled "
-        "nodes only, e.g. "
-        "fit(graph.nodes(labelled), y[labelled]) with labelled = pandas.notna(y): the "
-        "unlabelled nodes stay in the graph and are the ones to predict.")
+        "nodes only, e.g. fit(graph.nodes(labelled), y[labelled]) with labelled = "
+        "pandas.notna(y): the unlabelled nodes stay in the graph and are the ones to predict.")
 
 
 def object_labels(y: np.ndarray, where: str) -> np.ndarray:
