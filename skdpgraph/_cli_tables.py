@@ -247,5 +247,5 @@ def selected_rows(args, tables: Tables, *, required: bool, command: str):
     if unlabelled.size:
         raise TableError(f"{args.nodes}: {unlabelled.size} of the {rows.size} {what} have no "
                          f"label in column {args.label_column!r}, e.g. id "
-                         f"{tables.ids[unlabelled[0]]!r}.")
+                         f"{tables.ids[unlabelled[:1]].tolist()[0]!r}.")  # a Python value
     return rows

@@ -1,16 +1,17 @@
 """Warnings of skdpgraph that are not tied to one module."""
 
-__all__ = ["GraphDroppedWarning"]
+__all__ = ["EdgesDroppedWarning", "GraphDroppedWarning"]
 
 
 class GraphDroppedWarning(UserWarning):
     """An estimator that uses edges received a plain array, so it sees a graph without edges.
 
-    The usual cause is a scikit-learn transformer (``StandardScaler``, ``PCA``...) placed
-    before the estimator in a ``Pipeline``: it turns the :class:`~skdpgraph.Nodes` into a
-    feature array and the edges are lost. Wrap such transformers in
+    Something turned the :class:`~skdpgraph.Nodes` into a feature array on the way, and
+    the edges were lost: a scikit-learn transformer (``StandardScaler``, ``PCA``...)
+    before the estimator in a ``Pipeline`` (wrap it in
     :class:`~skdpgraph.preprocessing.NodeFeatureTransformer`, or build the pipeline with
-    :func:`~skdpgraph.make_graph_pipeline`.
+    :func:`~skdpgraph.make_graph_pipeline`), a meta-estimator or tool that converts ``X``
+    to an array (``BaggingClassifier``, ``permutation_importance``), or the caller.
 
     Examples
     --------
@@ -23,4 +24,24 @@ class GraphDroppedWarning(UserWarning):
     Traceback (most recent call last):
     ...
     skdpgraph._exceptions.GraphDroppedWarning: GAPClassifier.fit received a plain ...
+    """
+
+
+class EdgesDroppedWarning(UserWarning):
+    """A :class:`~skdpgraph.Graph` was given self-loops or the same edge more than once.
+
+    A graph holds at most one edge per ordered pair of nodes and no self-loops, so these
+    are dropped; the warning says how many. An undirected graph given both directions of
+    an edge (as PyG stores it) holds one edge, and nothing is dropped.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skdpgraph import EdgesDroppedWarning, Graph
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     graph = Graph([[0, 0, 1], [0, 1, 0]], np.eye(2))  # a self-loop, and 0-1 both ways
+    >>> [str(w.message) for w in caught]  # doctest: +ELLIPSIS
+    ['Graph: dropped 1 self-loop(s) of the 3 edges given; ...']
     """

@@ -63,9 +63,22 @@ def node_ids(nodes: pd.DataFrame, id_column: Any) -> np.ndarray:
 
 
 def labels_of(nodes: pd.DataFrame, label_column: Any) -> np.ndarray:
-    """A copy of the label column (missing labels stay missing)."""
+    """A copy of the label column; empty cells become None in an object array.
+
+    pandas reads whole-number labels with empty cells as floats (only a float holds NaN);
+    they come back as ints, so that ``classes_`` and predictions are ``3``, not ``3.0``.
+    """
     _require_column(nodes, label_column, "label ", "node")
-    return nodes[label_column].to_numpy(copy=True)
+    column = nodes[label_column]
+    missing = column.isna().to_numpy()
+    if not missing.any():
+        return column.to_numpy(copy=True)
+    present = column[~missing]
+    if pd.api.types.is_float_dtype(present.dtype) and (present == np.round(present)).all():
+        present = present.astype(np.int64)
+    labels = np.full(len(column), None, dtype=object)
+    labels[np.flatnonzero(~missing)] = present.tolist()
+    return labels
 
 
 def _default_features(nodes: pd.DataFrame, id_column: Any, label_column: Any) -> list:

@@ -34,7 +34,18 @@ def _step_names(steps: tuple) -> list[str]:
     return out
 
 
-def make_graph_pipeline(*steps: Any, public_features: bool = False, memory: Any = None,
+def _resolve_public_features(public_features: bool | str, steps: tuple) -> bool:
+    """``public_features``, with ``"auto"`` read from the final estimator's guarantee."""
+    if isinstance(public_features, str):
+        if public_features != "auto":
+            raise ValueError(f"make_graph_pipeline: public_features must be True, False or "
+                             f"'auto'; got {public_features!r}.")
+        final = steps[-1] if steps else None
+        return bool(getattr(final, "_features_public", False))
+    return bool(public_features)
+
+
+def make_graph_pipeline(*steps: Any, public_features: bool | str = "auto", memory: Any = None,
                         verbose: bool = False) -> Pipeline:
     """A ``Pipeline`` of ``steps`` in which tabular transformers keep the graph.
 
@@ -51,9 +62,13 @@ def make_graph_pipeline(*steps: Any, public_features: bool = False, memory: Any 
     *steps : estimators
         Transformers followed by a final estimator, as for ``make_pipeline``; ``None`` and
         ``"passthrough"`` are kept.
-    public_features : bool, default=False
-        Passed to every ``NodeFeatureTransformer``: declare the node features public (e.g.
-        with edge-level privacy, where only the edges are protected).
+    public_features : bool or "auto", default="auto"
+        Passed to every ``NodeFeatureTransformer``: whether the node features are public.
+        ``"auto"`` follows the final estimator's guarantee: public where it states them
+        public (``GAPClassifier`` and ``ProGAPClassifier`` at ``privacy_level="edge"``,
+        ``DPNodeClassifier`` at ``unit="edge"``, where only the edges are protected),
+        private everywhere else. It is read from the final estimator's parameters when the
+        pipeline is built.
     memory : str or object with the joblib.Memory interface, default=None
         As for ``sklearn.pipeline.Pipeline``.
     verbose : bool, default=False
@@ -73,18 +88,28 @@ def make_graph_pipeline(*steps: Any, public_features: bool = False, memory: Any 
     their mean and variance) is a step *without* a privacy guarantee, outside the
     estimator's budget. ``NodeFeatureTransformer`` warns about it with
     :class:`~skdpgraph.preprocessing.NonPrivateStepWarning` when it is fitted, unless the
-    transformer declares a DP budget of its own or ``public_features=True``.
+    transformer declares a DP budget of its own or the features are public, and
+    :func:`~skdpgraph.model_selection.privacy_spent` counts such a step as ``inf``.
+
+    ``"auto"`` is resolved once, from the final estimator as passed here. A search that
+    changes the privacy unit (``gapclassifier__privacy_level``, ``dpnodeclassifier__unit``)
+    does not re-resolve it: for such a search pass ``public_features=False``, which is
+    right for every unit.
 
     Examples
     --------
     >>> from sklearn.preprocessing import StandardScaler
     >>> from skdpgraph import GAPClassifier, make_graph_pipeline
-    >>> pipe = make_graph_pipeline(StandardScaler(), GAPClassifier(epsilon=4.0),
-    ...                            public_features=True)
+    >>> pipe = make_graph_pipeline(StandardScaler(), GAPClassifier(epsilon=4.0))
     >>> [name for name, _ in pipe.steps]
     ['standardscaler', 'gapclassifier']
-    >>> pipe.named_steps["standardscaler"]
+    >>> pipe.named_steps["standardscaler"]  # edge level (the default): features are public
     NodeFeatureTransformer(public_features=True, transformer=StandardScaler())
+    >>> node_level = make_graph_pipeline(StandardScaler(),
+    ...                                  GAPClassifier(privacy_level="node", epsilon=4.0))
+    >>> node_level.named_steps["standardscaler"].public_features
+    False
     """
-    wrapped = [_graph_step(step, public_features) for step in steps]
+    public = _resolve_public_features(public_features, steps)
+    wrapped = [_graph_step(step, public) for step in steps]
     return Pipeline(list(zip(_step_names(steps), wrapped)), memory=memory, verbose=verbose)

@@ -11,6 +11,8 @@ module sits below every layer (like ``_random.py``): the loops of ``nn/`` and
 from __future__ import annotations
 
 import math
+import sys
+import time
 from typing import Any, Iterator
 
 from tqdm.auto import tqdm
@@ -63,11 +65,26 @@ def _format_epsilon(epsilon: float) -> str:
     return "inf" if math.isinf(epsilon) else f"{epsilon:.3g}"
 
 
-class EpochProgress:
-    """A tqdm bar over one stage's epochs, showing each record's loss and epsilon.
+def _redraws_in_place(stream: Any) -> bool:
+    """Whether a progress bar can redraw itself: a terminal, or a notebook widget."""
+    notebook = sys.modules.get("tqdm.notebook")
+    if notebook is not None and issubclass(tqdm, notebook.tqdm_notebook):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
 
-    Iterating gives the epoch numbers ``1..epochs``. The bar stays on screen when the
-    stage ends (``leave=True``) and is closed even if training fails; with
+
+class EpochProgress:
+    """One stage's progress: a tqdm bar in a terminal, a few plain lines elsewhere.
+
+    Iterating gives the epoch numbers ``1..epochs``. In a terminal or a notebook the bar
+    shows each record's loss and epsilon and stays on screen when the stage ends
+    (``leave=True``); it is closed even if training fails. Into a file or a pipe, where a
+    redrawn bar piles up as one line per epoch, it writes one plain line when the stage
+    ends, and one in between at most every :attr:`LINE_INTERVAL` seconds. With
     ``verbose=False`` nothing is printed.
 
     Parameters
@@ -77,7 +94,9 @@ class EpochProgress:
     description : str
         Shown before the bar, e.g. ``"GAPClassifier encoder"``.
     verbose : bool
-        Show the bar.
+        Show the progress.
+    stream : file-like, default=None
+        Where to write; ``sys.stderr`` (read at each stage) when None.
 
     Examples
     --------
@@ -86,11 +105,26 @@ class EpochProgress:
     ...     progress.show(epoch_record("classifier", epoch, 0.5, epsilon=1.0))
     >>> progress.shown
     2
+    >>> import io
+    >>> log = io.StringIO()  # not a terminal: plain lines
+    >>> progress = EpochProgress(3, "demo", verbose=True, stream=log)
+    >>> for epoch in progress:
+    ...     progress.show(epoch_record("classifier", epoch, 0.5, epsilon=1.0))
+    >>> print(log.getvalue(), end="")
+    demo: epoch 3/3, loss 0.5, eps 1
     """
 
-    def __init__(self, epochs: int, description: str, *, verbose: bool) -> None:
+    #: Seconds between two plain lines within one stage.
+    LINE_INTERVAL = 30.0
+
+    def __init__(self, epochs: int, description: str, *, verbose: bool,
+                 stream: Any = None) -> None:
+        stream = sys.stderr if stream is None else stream
+        self._plain = bool(verbose) and not _redraws_in_place(stream)
+        self._epochs, self._description, self._stream = epochs, description, stream
+        self._last_line = time.monotonic()
         self._bar = tqdm(range(1, epochs + 1), desc=description, unit="epoch", leave=True,
-                         disable=not verbose)
+                         disable=not verbose or self._plain, file=stream)
         self.shown = 0
 
     def __iter__(self) -> Iterator[int]:
@@ -98,5 +132,13 @@ class EpochProgress:
 
     def show(self, record: dict[str, Any]) -> None:
         """Show the loss and running epsilon of the epoch just finished."""
-        self._bar.set_postfix(loss=f"{record['loss']:.4g}", eps=_format_epsilon(record["epsilon"]))
+        loss, epsilon = f"{record['loss']:.4g}", _format_epsilon(record["epsilon"])
         self.shown += 1
+        if not self._plain:
+            self._bar.set_postfix(loss=loss, eps=epsilon)
+            return
+        now = time.monotonic()
+        if record["epoch"] >= self._epochs or now - self._last_line >= self.LINE_INTERVAL:
+            self._last_line = now
+            print(f"{self._description}: epoch {record['epoch']}/{self._epochs}, loss {loss}, "
+                  f"eps {epsilon}", file=self._stream, flush=True)

@@ -34,6 +34,7 @@ __all__ = [
     "check_nodes",
     "check_distinct_nodes",
     "default_delta",
+    "object_labels",
 ]
 
 fit_context = _fit_context
@@ -131,19 +132,21 @@ def check_nodes(X: Any, name: str) -> Nodes:
 def _warn_graph_dropped(estimator: Any, X: Any, method: str, stacklevel: int) -> None:
     """Warn when an estimator that uses edges (class flag ``_uses_edges``) gets a plain array.
 
-    The array becomes a graph without edges; inside a ``Pipeline`` this is what a tabular
-    transformer before the estimator silently does to the graph.
+    The array becomes a graph without edges. Whatever turned the Nodes into an array is
+    out of sight here, so the message names the usual culprits without blaming one.
     """
     if not getattr(estimator, "_uses_edges", False):
         return
     name = type(estimator).__name__
     warnings.warn(
         f"{name}.{method} received a plain {type(X).__name__}, not skdpgraph Nodes: it is read "
-        f"as a graph without edges, so {name} cannot use any neighbour. A scikit-learn "
-        "transformer before it in a Pipeline is the usual cause: wrap it in "
-        "skdpgraph.preprocessing.NodeFeatureTransformer, or build the pipeline with "
-        "skdpgraph.make_graph_pipeline. To train on the features alone, pass "
-        "Graph(np.zeros((2, 0)), X).nodes() or use DPMLPClassifier.",
+        f"as a graph without edges, so {name} cannot use any neighbour. Something converted "
+        "the Nodes to a feature array on the way: a scikit-learn transformer before it in a "
+        "Pipeline (wrap it in skdpgraph.preprocessing.NodeFeatureTransformer, or build the "
+        "pipeline with skdpgraph.make_graph_pipeline), or a meta-estimator or tool that "
+        "converts X to an array (e.g. BaggingClassifier, permutation_importance), or the "
+        "caller. To train on the features alone, pass Graph(np.zeros((2, 0)), X).nodes() or "
+        "use DPMLPClassifier.",
         GraphDroppedWarning, stacklevel=stacklevel)
 
 
@@ -218,9 +221,9 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
     y = column_or_1d(y, warn=True)
     check_consistent_length(nodes, y)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError(f"{name}.fit: y contains NaN or infinite labels.")
+        _refuse_missing_labels(np.flatnonzero(~np.isfinite(y)), f"{name}.fit", "NaN or infinite")
     if y.dtype == object:
-        y = _object_labels(y, name)
+        y = object_labels(y, f"{name}.fit")
     check_classification_targets(y)
     classes, encoded = _encode_labels(getattr(estimator, "classes", None), y, name)
     if len(classes) < 2:
@@ -232,20 +235,39 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
     return nodes, encoded.astype(np.int64)
 
 
-def _object_labels(y: np.ndarray, name: str) -> np.ndarray:
-    """Labels of an object array: refuse missing and mixed types; numbers become numeric."""
-    missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
+def _is_missing(value: Any) -> bool:
+    """Whether a label cell is empty: None, NaN, or pandas' ``NA``/``NaT``."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, (float, np.floating)) and value != value
+
+
+def _refuse_missing_labels(rows: np.ndarray, where: str, what: str) -> None:
+    """Refuse labels missing in ``rows``, naming them: unlabelled nodes are not training
+    nodes (they stay in the graph as neighbours, and are the nodes to predict)."""
+    shown = ", ".join(str(int(i)) for i in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    raise ValueError(
+        f"{where}: y contains {what} labels in {len(rows)} row(s) ({shown}). Use the labelled "
+        "nodes only, e.g. fit(graph.nodes(labelled), y[labelled]) with labelled = "
+        "pandas.notna(y): the unlabelled nodes stay in the graph and are the ones to predict.")
+
+
+def object_labels(y: np.ndarray, where: str) -> np.ndarray:
+    """Labels of an object array: refuse missing and mixed types; numbers become numeric.
+
+    ``where`` (``"GAPClassifier.fit"``) starts the error messages.
+    """
+    missing = [i for i, v in enumerate(y) if _is_missing(v)]
     if missing:
-        raise ValueError(f"{name}.fit: y contains NaN or None labels (first at index "
-                         f"{missing[0]}, {len(missing)} in all); drop or impute them.")
+        _refuse_missing_labels(np.array(missing), where, "NaN or None")
     first: dict[str, Any] = {}
     for value in y:
         kind = "str" if isinstance(value, (str, bytes)) else (
             "number" if isinstance(value, (Real, np.bool_)) else type(value).__name__)
-        first.setdefault(kind, value)
+        first.setdefault(kind, value.item() if isinstance(value, np.generic) else value)
     if len(first) > 1:
         shown = ", ".join(f"{kind} (e.g. {value!r})" for kind, value in first.items())
-        raise ValueError(f"{name}.fit: y mixes label types: {shown}; all labels must be of one "
+        raise ValueError(f"{where}: y mixes label types: {shown}; all labels must be of one "
                          "type (all strings or all numbers).")
     return np.array(y.tolist()) if "number" in first else y
 
@@ -256,12 +278,14 @@ def _encode_labels(public: Any, y: np.ndarray, name: str) -> tuple[np.ndarray, n
         return np.unique(y, return_inverse=True)
     classes = np.asarray(public)
     if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
-        raise ValueError(f"{name}: classes must be a 1-D list of distinct labels; got {public!r}.")
+        raise ValueError(f"{name}: classes must be a 1-D list of distinct labels; got "
+                         f"{classes.tolist()!r}.")
     classes = np.sort(classes)
     try:
         outside = np.setdiff1d(np.unique(y), classes)
     except TypeError as exc:
-        raise ValueError(f"{name}.fit: y and classes={public!r} have incomparable types.") from exc
+        raise ValueError(f"{name}.fit: y and classes={classes.tolist()!r} have incomparable "
+                         "types.") from exc
     if len(outside):
         raise ValueError(f"{name}.fit: y has labels outside classes={classes.tolist()[:10]}: "
                          f"{outside.tolist()[:10]}.")

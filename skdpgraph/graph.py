@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+import warnings
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from skdpgraph._exceptions import EdgesDroppedWarning
 
 __all__ = ["Graph", "Nodes"]
 
@@ -100,6 +103,18 @@ def _as_features(x: Any) -> np.ndarray | sp.csr_matrix:
     return x
 
 
+def _warn_dropped(given: int, loops: int, repeats: int) -> None:
+    """One :class:`EdgesDroppedWarning` counting the dropped self-loops and repeated edges."""
+    if not loops and not repeats:
+        return
+    dropped = " and ".join(part for part in (
+        f"{loops} self-loop(s)" if loops else "",
+        f"{repeats} repeated edge(s)" if repeats else "") if part)
+    warnings.warn(f"Graph: dropped {dropped} of the {given} edges given; a graph holds at most "
+                  "one edge per ordered pair of nodes and no self-loops.",
+                  EdgesDroppedWarning, stacklevel=4)  # the caller of Graph(...)
+
+
 class Graph:
     """An immutable graph with node features.
 
@@ -107,7 +122,9 @@ class Graph:
     ----------
     edge_index : array-like of shape (2, num_edges)
         Source ids in row 0, target ids in row 1 (PyG's convention). A torch tensor is
-        accepted. Duplicate edges and self-loops are removed.
+        accepted. Self-loops and repeats of an edge are dropped with an
+        :class:`~skdpgraph.EdgesDroppedWarning` that counts them (an undirected edge given
+        in both directions is one edge, not a repeat).
     x : array-like or scipy sparse matrix of shape (num_nodes, num_features)
         Node features, stored as float32 (dense stays dense, sparse becomes CSR). They must
         be finite.
@@ -166,7 +183,7 @@ class Graph:
             _read_only(x)
         self._num_nodes = int(num_nodes)
         self._directed = bool(directed)
-        self._adjacency = self._build_adjacency(edge_index)
+        self._adjacency = self._build_adjacency(edge_index)  # may warn: stacklevel 3
         self._edge_index = _read_only(
             np.vstack([self._adjacency.indices, self._target_of_entries()]).astype(np.int64)
         )
@@ -176,13 +193,14 @@ class Graph:
         source, target = edge_index
         keep = source != target
         source, target = source[keep], target[keep]
-        if not self._directed:
-            source, target = np.concatenate([source, target]), np.concatenate([target, source])
         n = self._num_nodes
         adjacency = sp.csr_matrix(
             (np.ones(source.shape[0], dtype=np.float32), (target, source)), shape=(n, n)
         )
         adjacency.sum_duplicates()
+        _warn_dropped(edge_index.shape[1], int((~keep).sum()), source.shape[0] - adjacency.nnz)
+        if not self._directed:
+            adjacency = (adjacency + adjacency.T).tocsr()
         adjacency.data[:] = 1.0
         adjacency.sort_indices()
         for part in (adjacency.data, adjacency.indices, adjacency.indptr):
@@ -354,9 +372,9 @@ class Graph:
         nodes : pandas.DataFrame
             One row per node, in the order the graph numbers them. ``id_column`` holds the
             ids that the edge table refers to.
-        edges : pandas.DataFrame
+        edges : pandas.DataFrame or None
             One row per edge with ``source_column`` and ``target_column``; it may have no
-            rows.
+            rows. None: a graph without edges.
         id_column : str, default="id"
             The node ids; never a feature.
         feature_columns : list of str, default=None
@@ -365,8 +383,10 @@ class Graph:
             rather than silently taken as a feature. Text that is not a number is refused
             with its row.
         label_column : str, default=None
-            The label column, never a feature. When given, the labels are returned too
-            (missing labels stay missing: select the labelled nodes before ``fit``).
+            The label column, never a feature. When given, the labels are returned too.
+            Rows with an empty label are unlabelled nodes: they stay in the graph (as
+            neighbours, and as the nodes to predict) but are not training nodes; select
+            the labelled ones for ``fit`` (``fit`` refuses missing labels by row).
         source_column, target_column : str, default="source", "target"
             The edge table's endpoint columns.
         directed : bool, default=False
@@ -377,7 +397,10 @@ class Graph:
         graph : Graph
             The graph, alone when ``label_column`` is None.
         labels : ndarray of shape (num_nodes,)
-            Only when ``label_column`` is given: a copy of that column.
+            Only when ``label_column`` is given: a copy of that column. With empty cells,
+            an object array holding None in them and each label in its own type elsewhere
+            (whole numbers as ``int``, although pandas reads such a column as floats):
+            ``labelled = pandas.notna(labels)`` selects the training rows.
 
         Examples
         --------
@@ -388,6 +411,10 @@ class Graph:
         >>> graph, y = Graph.from_pandas(nodes, edges, label_column="label")
         >>> graph.num_features, y.tolist()
         (1, [0, 1, 0])
+        >>> nodes.loc[2, "label"] = None  # an unlabelled node: one to predict
+        >>> graph, y = Graph.from_pandas(nodes, None, label_column="label")  # no edges
+        >>> graph.num_edges, y.tolist(), pd.notna(y).tolist()
+        (0, [0, 1, None], [True, True, False])
         >>> Graph.from_pandas(nodes, edges)
         Traceback (most recent call last):
         ...
@@ -398,7 +425,8 @@ class Graph:
         ids = tables.node_ids(nodes, id_column)
         labels = None if label_column is None else tables.labels_of(nodes, label_column)
         x = tables.feature_matrix(nodes, feature_columns, id_column, label_column)
-        edge_index = tables.edge_index_from_table(edges, ids, source_column, target_column)
+        edge_index = (np.zeros((2, 0), dtype=np.int64) if edges is None else
+                      tables.edge_index_from_table(edges, ids, source_column, target_column))
         graph = cls(edge_index, x, num_nodes=len(ids), directed=directed)
         return graph if labels is None else (graph, labels)
 
@@ -458,7 +486,8 @@ class Nodes:
         if not np.issubdtype(key.dtype, np.integer):
             raise TypeError(f"Nodes: cannot index with dtype {key.dtype}; use ints or a bool mask.")
         if key.min() < -base.shape[0] or key.max() >= base.shape[0]:
-            raise IndexError(f"Nodes: index {key.max()} is out of range for {base.shape[0]} nodes.")
+            bad = key.max() if key.max() >= base.shape[0] else key.min()
+            raise IndexError(f"Nodes: index {bad} is out of range for {base.shape[0]} nodes.")
         return base[key.ravel()].astype(np.int64)
 
     def __getitem__(self, key: Any) -> Nodes:

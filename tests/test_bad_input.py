@@ -362,8 +362,8 @@ def _(key):
 def _(key):
     y = _y().astype(object)
     y[3] = None
-    return Scenario(raises(ValueError, r"y contains NaN or None labels \(first at index 3, 1 in "
-                                       r"all\)"), fit=(_x(), y))
+    return Scenario(raises(ValueError, r"y contains NaN or None labels in 1 row\(s\) \(3\)"),
+                    fit=(_x(), y))
 
 
 @case("labels_one_class")

@@ -59,10 +59,10 @@ def test_top_level_names_and_subpackages():
 
     assert GAPClassifier is same is skdpgraph.GAPClassifier
     assert set(skdpgraph.__all__) == {
-        "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "FDPClassifier", "GAPClassifier",
-        "Graph", "GraphDroppedWarning", "Nodes", "PrivacyBudgetError", "PrivacyLedger",
-        "PrivacyReport", "ProGAPClassifier", "RGNNClassifier", "make_graph_pipeline",
-        "process_ledger"}
+        "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "EdgesDroppedWarning",
+        "FDPClassifier", "GAPClassifier", "Graph", "GraphDroppedWarning", "Nodes",
+        "PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "ProGAPClassifier",
+        "RGNNClassifier", "make_graph_pipeline", "process_ledger"}
     assert skdpgraph.datasets is importlib.import_module("skdpgraph.datasets")
     assert {"datasets", "estimators", "privacy"} <= set(dir(skdpgraph))
     assert "DPMLPClassifier (eps=inf)" in skdpgraph.estimators.DEMO_ESTIMATORS

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from skdpgraph._exceptions import EdgesDroppedWarning
 from skdpgraph.graph import Graph, Nodes
 
 __all__ = [
@@ -67,8 +68,10 @@ class GraphDataset:
     >>> data  # doctest: +NORMALIZE_WHITESPACE
     GraphDataset(name='toy', num_nodes=3, num_edges=4, num_features=3, num_classes=2,
                  split={'train': 2, 'test': 1})
-    >>> len(data.nodes("train")), data.labels("test").tolist()
+    >>> len(data.nodes("train")), data.labels("test").tolist()  # a split part by name
     (2, [1])
+    >>> len(data.nodes([0, 2])), data.labels([0, 2]).tolist()  # node ids, as Graph.nodes
+    (2, [0, 1])
     """
 
     name: str
@@ -120,28 +123,46 @@ class GraphDataset:
         """Number of distinct labels, not counting the unlabeled marker ``-1``."""
         return int(np.unique(self.y[self.y >= 0]).size)
 
-    def _ids(self, part: str | None) -> np.ndarray | None:
-        if part is None:
+    def _ids(self, index: Any, part: str | None, method: str) -> np.ndarray | None:
+        """Node ids of ``index`` (a part's name or what ``Graph.nodes`` takes); None: all."""
+        if part is not None:
+            warnings.warn(f"GraphDataset.{method}(part=...) is deprecated; pass the part's name "
+                          f"as the first argument: data.{method}({part!r}).", FutureWarning,
+                          stacklevel=3)
+            index = part
+        if index is None:
             return None
+        if not isinstance(index, str):
+            return self.graph.nodes(index).index
         if self.split is None:
             raise ValueError(
-                f"GraphDataset {self.name!r} has no standard split, so part={part!r} is "
+                f"GraphDataset {self.name!r} has no standard split, so part {index!r} is "
                 "undefined. Build one with skdpgraph.datasets.train_val_test_split(data.y, ...)."
             )
-        if part not in self.split:
+        if index not in self.split:
             raise ValueError(
-                f"GraphDataset {self.name!r} has no split part {part!r}; parts are "
+                f"GraphDataset {self.name!r} has no split part {index!r}; parts are "
                 f"{sorted(self.split)}."
             )
-        return self.split[part]
+        return self.split[index]
 
-    def nodes(self, part: str | None = None) -> Nodes:
-        """The :class:`~skdpgraph.graph.Nodes` of split ``part`` (all nodes if None)."""
-        return self.graph.nodes(self._ids(part))
+    def nodes(self, index: Any = None, *, part: str | None = None) -> Nodes:
+        """The :class:`~skdpgraph.graph.Nodes` of ``index``, read as ``Graph.nodes`` reads it.
 
-    def labels(self, part: str | None = None) -> np.ndarray:
-        """The labels of split ``part`` (all nodes if None), in the order of :meth:`nodes`."""
-        ids = self._ids(part)
+        Parameters
+        ----------
+        index : str, array-like of int or bool, slice or None, default=None
+            The name of a split part (``"train"``, ``"val"``, ``"test"``), or node ids, a
+            boolean mask or a slice as for :meth:`skdpgraph.Graph.nodes`; None selects every
+            node.
+        part : str, default=None
+            Deprecated: pass the part's name as ``index``.
+        """
+        return self.graph.nodes(self._ids(index, part, "nodes"))
+
+    def labels(self, index: Any = None, *, part: str | None = None) -> np.ndarray:
+        """The labels of ``index`` (as for :meth:`nodes`), in the order of :meth:`nodes`."""
+        ids = self._ids(index, part, "labels")
         return self.y if ids is None else self.y[ids]
 
     def __repr__(self) -> str:
@@ -151,6 +172,14 @@ class GraphDataset:
             f"num_edges={self.graph.num_edges}, num_features={self.graph.num_features}, "
             f"num_classes={self.num_classes}, split={split})"
         )
+
+
+def _benchmark_graph(build: Any, *args: Any, **kwargs: Any) -> Graph:
+    """``build(*args, **kwargs)`` without the warning about self-loops and repeated edges:
+    benchmark loaders drop them by design, as PyG does, and say so in their docstrings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EdgesDroppedWarning)
+        return build(*args, **kwargs)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -243,7 +272,8 @@ def load_planetoid(root: str | Path, name: str = "cora") -> GraphDataset:
                           count=len(adjacency))
     targets = np.fromiter((t for v in adjacency.values() for t in v), dtype=np.int64,
                           count=int(lengths.sum()))
-    graph = Graph(np.vstack([np.repeat(sources, lengths), targets]), x, num_nodes=n)
+    graph = _benchmark_graph(Graph, np.vstack([np.repeat(sources, lengths), targets]), x,
+                             num_nodes=n)
     n_train = np.asarray(parts["y"]).shape[0]
     split = {"train": np.arange(n_train), "val": np.arange(n_train, min(n_train + 500, n_known)),
              "test": np.sort(test_index)}
@@ -319,7 +349,7 @@ def load_musae(root: str | Path, name: str = "facebook",
     x = sp.csr_matrix((np.ones(cols.shape[0], np.float32), (np.repeat(rows, lengths), cols)),
                       shape=(n, n_features))
     x.data[:] = 1.0  # repeated feature ids count once
-    graph = Graph(edges.T, x, num_nodes=n)
+    graph = _benchmark_graph(Graph, edges.T, x, num_nodes=n)
     return GraphDataset(
         name=name, graph=graph, y=y, class_names=tuple(class_names),
         description=(f"MUSAE {name} graph from '{root}': labels from column {column!r} "
@@ -349,7 +379,7 @@ def _dataset_from_npz(arrays: Any, name: str, source: str, binarize: bool) -> Gr
             class_names = tuple(str(c) for c in arrays["class_names"])
         except ValueError:  # stored as a pickled object array, which we do not unpickle
             class_names = None
-    graph = Graph.from_scipy(adjacency, x)
+    graph = _benchmark_graph(Graph.from_scipy, adjacency, x)
     return GraphDataset(
         name=name, graph=graph, y=np.asarray(arrays["labels"]), class_names=class_names,
         description=(f"{name} from {source} (gnn-benchmark npz layout), symmetrised, "

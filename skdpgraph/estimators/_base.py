@@ -58,6 +58,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdpgraph._random import RandomStreams, release_streams
 from skdpgraph._validation import (
     check_distinct_nodes, check_fit_data, check_predict_nodes, default_delta, fit_context,
+    object_labels,
 )
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.privacy import (
@@ -153,6 +154,9 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     _training_size_public: bool = True
     #: Whether ``history_`` is computed on private data (then it is stated as not covered).
     _history_on_private_data: bool = True
+    #: Whether the guarantee treats the node features as public (GAP's edge level): then
+    #: ``make_graph_pipeline(public_features="auto")`` declares its transformers' input public.
+    _features_public: bool = False
 
     # ------------------------------------------------------------------ fit
     @fit_context(prefer_skip_nested_validation=True)
@@ -454,7 +458,9 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         nodes = check_predict_nodes(self, X)
         with torch.no_grad():
             logits = self._predict_logits(nodes)
-        probabilities = torch.softmax(logits.float(), dim=-1).cpu().numpy().astype(np.float64)
+        # In float64: float32 rows sum to one only within ~1e-7, which scikit-learn's
+        # log-loss check reports as "y_prob values do not sum to one".
+        probabilities = torch.softmax(logits.detach().cpu().double(), dim=-1).numpy()
         bad = int((~np.isfinite(probabilities)).any(axis=1).sum())
         if bad:
             raise FloatingPointError(
@@ -471,7 +477,10 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Accuracy on ``(X, y)``; labels outside ``classes_`` raise a ``ValueError``."""
         check_is_fitted(self)
-        unseen = np.setdiff1d(np.unique(np.asarray(y)), self.classes_)
+        y = np.asarray(y)
+        if y.dtype == object:  # e.g. ints from a table with empty label cells
+            y = object_labels(y, f"{type(self).__name__}.score")
+        unseen = np.setdiff1d(np.unique(y), self.classes_)
         if len(unseen):
             raise ValueError(
                 f"{type(self).__name__}.score: y has labels never seen in fit: "

@@ -127,6 +127,11 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
         The chosen estimator and the reason.
     privacy_ : PrivacyReport
         The chosen estimator's report (releases after fit included), with ``choice`` set.
+    history_ : list of dict
+        The chosen estimator's per-epoch training records (``pandas.DataFrame(clf.history_)``
+        gives one table); a diagnostic on private data, not covered by the guarantee.
+    device_ : torch.device
+        The device the chosen estimator trained on.
 
     Examples
     --------
@@ -140,6 +145,9 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
     >>> clf.privacy_.choice.startswith("RGNNClassifier")
     True
     """
+
+    #: Edge level: features and labels are public (see :data:`UNITS`).
+    _features_public = property(lambda self: self.unit == "edge")
 
     def __init__(self, *, unit="edge", epsilon=8.0, delta=None, classes=None, random_state=None,
                  device="auto", verbose=False):
@@ -170,6 +178,14 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
     @property
     def privacy_(self):
         return dataclasses.replace(self._fitted().privacy_, choice=self.choice_)
+
+    @property
+    def history_(self) -> list:
+        return self._fitted().history_
+
+    @property
+    def device_(self):
+        return self._fitted().device_
 
     def _fitted(self):
         if "estimator_" not in vars(self):

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import skdpgraph
+from skdpgraph import _progress
 from skdpgraph.datasets import make_csbm
 from skdpgraph.estimators._base import resolve_device
 from tests._fast_estimators import FAST, make
@@ -108,7 +109,8 @@ def _final_bars(err: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", list(FAST))
-def test_verbose_shows_one_bar_per_stage_with_loss_and_epsilon(name, data, capfd):
+def test_verbose_shows_one_bar_per_stage_with_loss_and_epsilon(name, data, capfd, monkeypatch):
+    monkeypatch.setattr(_progress, "_redraws_in_place", lambda stream: True)  # a terminal
     est = make(name, random_state=0, verbose=True).fit(*data)
     out, err = capfd.readouterr()
     bars = _final_bars(err)
