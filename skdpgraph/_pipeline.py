@@ -12,7 +12,7 @@ from skdpgraph.preprocessing import NodeFeatureTransformer
 __all__ = ["make_graph_pipeline"]
 
 
-def _graph_step(step: Any, public_features: bool) -> Any:
+def _graph_step(step: Any, public_features: bool | str) -> Any:
     """``step`` wrapped in a NodeFeatureTransformer if it is a plain tabular transformer."""
     if step is None or isinstance(step, (str, NodeFeatureTransformer)):
         return step  # "passthrough", or already graph-aware
@@ -34,15 +34,11 @@ def _step_names(steps: tuple) -> list[str]:
     return out
 
 
-def _resolve_public_features(public_features: bool | str, steps: tuple) -> bool:
-    """``public_features``, with ``"auto"`` read from the final estimator's guarantee."""
-    if isinstance(public_features, str):
-        if public_features != "auto":
-            raise ValueError(f"make_graph_pipeline: public_features must be True, False or "
-                             f"'auto'; got {public_features!r}.")
-        final = steps[-1] if steps else None
-        return bool(getattr(final, "_features_public", False))
-    return bool(public_features)
+def _check_public_features(public_features: bool | str) -> bool | str:
+    if isinstance(public_features, str) and public_features != "auto":
+        raise ValueError(f"make_graph_pipeline: public_features must be True, False or "
+                         f"'auto'; got {public_features!r}.")
+    return public_features if isinstance(public_features, str) else bool(public_features)
 
 
 def make_graph_pipeline(*steps: Any, public_features: bool | str = "auto", memory: Any = None,
@@ -64,11 +60,11 @@ def make_graph_pipeline(*steps: Any, public_features: bool | str = "auto", memor
         ``"passthrough"`` are kept.
     public_features : bool or "auto", default="auto"
         Passed to every ``NodeFeatureTransformer``: whether the node features are public.
-        ``"auto"`` follows the final estimator's guarantee: public where it states them
-        public (``GAPClassifier`` and ``ProGAPClassifier`` at ``privacy_level="edge"``,
-        ``DPNodeClassifier`` at ``unit="edge"``, where only the edges are protected),
-        private everywhere else. It is read from the final estimator's parameters when the
-        pipeline is built.
+        ``"auto"`` follows the guarantee of the fitted pipeline:
+        :func:`~skdpgraph.model_selection.privacy_spent` counts the step as free where the
+        fitted estimator's unit leaves the features public (edge level, where only the edges
+        are protected) and as not private everywhere else. It is decided from the fitted
+        models, so a search over the privacy unit is counted right for every candidate.
     memory : str or object with the joblib.Memory interface, default=None
         As for ``sklearn.pipeline.Pipeline``.
     verbose : bool, default=False
@@ -86,15 +82,10 @@ def make_graph_pipeline(*steps: Any, public_features: bool | str = "auto", memor
     -----
     Privacy: a transformer fitted on private node features (a ``StandardScaler`` learns
     their mean and variance) is a step *without* a privacy guarantee, outside the
-    estimator's budget. ``NodeFeatureTransformer`` warns about it with
-    :class:`~skdpgraph.preprocessing.NonPrivateStepWarning` when it is fitted, unless the
-    transformer declares a DP budget of its own or the features are public, and
-    :func:`~skdpgraph.model_selection.privacy_spent` counts such a step as ``inf``.
-
-    ``"auto"`` is resolved once, from the final estimator as passed here. A search that
-    changes the privacy unit (``gapclassifier__privacy_level``, ``dpnodeclassifier__unit``)
-    does not re-resolve it: for such a search pass ``public_features=False``, which is
-    right for every unit.
+    estimator's budget; :func:`~skdpgraph.model_selection.privacy_spent` counts such a step
+    as ``inf``. With ``public_features=False`` ``NodeFeatureTransformer`` also warns about it
+    with :class:`~skdpgraph.preprocessing.NonPrivateStepWarning` when it is fitted, unless
+    the transformer declares a DP budget of its own.
 
     Examples
     --------
@@ -103,13 +94,9 @@ def make_graph_pipeline(*steps: Any, public_features: bool | str = "auto", memor
     >>> pipe = make_graph_pipeline(StandardScaler(), GAPClassifier(epsilon=4.0))
     >>> [name for name, _ in pipe.steps]
     ['standardscaler', 'gapclassifier']
-    >>> pipe.named_steps["standardscaler"]  # edge level (the default): features are public
-    NodeFeatureTransformer(public_features=True, transformer=StandardScaler())
-    >>> node_level = make_graph_pipeline(StandardScaler(),
-    ...                                  GAPClassifier(privacy_level="node", epsilon=4.0))
-    >>> node_level.named_steps["standardscaler"].public_features
-    False
+    >>> pipe.named_steps["standardscaler"]
+    NodeFeatureTransformer(public_features='auto', transformer=StandardScaler())
     """
-    public = _resolve_public_features(public_features, steps)
+    public = _check_public_features(public_features)
     wrapped = [_graph_step(step, public) for step in steps]
     return Pipeline(list(zip(_step_names(steps), wrapped)), memory=memory, verbose=verbose)

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.ensemble import BaggingClassifier
 from sklearn.model_selection import cross_val_score
 from sklearn.preprocessing import StandardScaler
@@ -181,8 +182,13 @@ def test_graph_pipeline_counts_scaled_features_as_public_only_at_edge_level():
     edge.fit(DATA.graph.nodes(TRAIN), Y[TRAIN])
     assert privacy_spent(edge).epsilon == edge[-1].epsilon_spent_ <= 4.0
     node = make_graph_pipeline(StandardScaler(), make("GAP-node", random_state=0))
-    with pytest.warns(UserWarning, match="not differentially private"):
-        node.fit(DATA.graph.nodes(TRAIN), Y[TRAIN])
+    node.fit(DATA.graph.nodes(TRAIN), Y[TRAIN])
     assert privacy_spent(node).epsilon == np.inf
+    assert any("private features without DP" in note for note in privacy_spent(node).notes)
+    # decided from the fitted models: a search that changes the unit is counted right
+    searched = clone(edge).set_params(gapclassifier__privacy_level="node",
+                                      gapclassifier__max_degree=4, gapclassifier__batch_size=64)
+    searched.fit(DATA.graph.nodes(TRAIN), Y[TRAIN])
+    assert privacy_spent(searched).epsilon == np.inf
     front_door = make_graph_pipeline(StandardScaler(), DPNodeClassifier(unit="edge"))
-    assert front_door[0].public_features is True
+    assert front_door[0].public_features == "auto"

@@ -95,12 +95,13 @@ def test_graph_pipeline_wraps_only_plain_transformers():
         "gapclassifier"]
     first, second, third, fourth, last = (step for _, step in pipe.steps)
     assert isinstance(first, NodeFeatureTransformer)
-    assert isinstance(first.transformer, StandardScaler) and first.public_features is True
+    assert isinstance(first.transformer, StandardScaler) and first.public_features == "auto"
     assert second is already and third == "passthrough" and last is final
     assert isinstance(fourth, NodeFeatureTransformer)
 
 
 def test_graph_pipeline_states_that_a_fitted_scaler_is_not_private():
-    pipe = make_graph_pipeline(StandardScaler(), make("GAP-node", random_state=0))
+    pipe = make_graph_pipeline(StandardScaler(), make("GAP-node", random_state=0),
+                               public_features=False)
     with pytest.warns(NonPrivateStepWarning, match="StandardScaler on private node features"):
         pipe.fit(DATA.graph.nodes(TRAIN), Y[TRAIN])

@@ -154,9 +154,6 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     _training_size_public: bool = True
     #: Whether ``history_`` is computed on private data (then it is stated as not covered).
     _history_on_private_data: bool = True
-    #: Whether the guarantee treats the node features as public (GAP's edge level): then
-    #: ``make_graph_pipeline(public_features="auto")`` declares its transformers' input public.
-    _features_public: bool = False
 
     # ------------------------------------------------------------------ fit
     @fit_context(prefer_skip_nested_validation=True)

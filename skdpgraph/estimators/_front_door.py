@@ -147,7 +147,6 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
     """
 
     #: Edge level: features and labels are public (see :data:`UNITS`).
-    _features_public = property(lambda self: self.unit == "edge")
 
     def __init__(self, *, unit="edge", epsilon=8.0, delta=None, classes=None, random_state=None,
                  device="auto", verbose=False):

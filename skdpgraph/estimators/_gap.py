@@ -202,7 +202,6 @@ class GAPClassifier(BaseDPClassifier):
         return self.privacy_level == "edge" or math.isinf(self.epsilon)
 
     _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
-    _features_public = property(lambda self: self.privacy_level == "edge")
 
     @property
     def _head(self) -> str:

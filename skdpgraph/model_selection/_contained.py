@@ -102,7 +102,7 @@ def _leaf_budget(path: str, leaf: Any, reports: list[PrivacyReport]
     if isinstance(leaf, NodeFeatureTransformer):
         if leaf.privacy_budget_ is not None:
             return leaf.privacy_budget_, f"{path}: declared DP budget {leaf.privacy_budget_}"
-        if leaf.public_features or public:
+        if leaf.public_features is True or public:
             return None, f"{path}: fitted on node features, public here (no cost)"
         return (math.inf, 0.0), f"{path}: fitted on private features without DP"
     if isinstance(leaf, (LabelEncoder, LabelBinarizer)):

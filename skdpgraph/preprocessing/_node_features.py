@@ -46,10 +46,13 @@ class NodeFeatureTransformer(TransformerMixin, BaseEstimator):
     transformer : transformer
         Any scikit-learn transformer; it is cloned and fitted on the feature rows of the
         nodes passed to ``fit``.
-    public_features : bool, default=False
+    public_features : bool or "auto", default=False
         Declare the node features public (e.g. with edge-level privacy, where only the edges
-        are protected). Otherwise fitting a transformer that declares no DP budget of its
-        own warns that this step is not private.
+        are protected). ``False``: fitting a transformer that declares no DP budget of its
+        own warns that this step is not private. ``"auto"``: public exactly where the
+        fitted pipeline's guarantee leaves the features public (edge level), as
+        :func:`~skdpgraph.model_selection.privacy_spent` decides from the fitted models;
+        it does not warn.
 
     Attributes
     ----------
@@ -100,7 +103,7 @@ class NodeFeatureTransformer(TransformerMixin, BaseEstimator):
         self.n_features_in_ = nodes.graph.num_features
         self.fit_token_ = uuid.uuid4().hex
         self._cache = None
-        if self.privacy_budget_ is None and not self.public_features:
+        if self.privacy_budget_ is None and self.public_features is False:
             warnings.warn(
                 f"NodeFeatureTransformer fitted {type(self.transformer).__name__} on private node "
                 "features without a privacy guarantee: this step is not differentially private. "
