@@ -34,6 +34,7 @@ __all__ = [
     "check_nodes",
     "check_distinct_nodes",
     "default_delta",
+    "possible_edges",
 ]
 
 fit_context = _fit_context
@@ -94,11 +95,15 @@ DPSGD_CONSTRAINTS: dict[str, list] = {
 
 
 def default_delta(num_units: int) -> float:
-    """The one default-delta rule: ``1 / (10 * N)`` for N protected units (below 1/N).
+    """The one default-delta rule: ``1 / (10 * N)`` for a public bound N on the protected units.
 
-    Each estimator counts its protected units: the training nodes when only they are
-    used (DP-MLP), every node of the graph when every node is protected (node-level GAP,
-    FDP, DRW), the edges at edge level.
+    ``N`` must be a public quantity that is at least the number of units the guarantee
+    protects, so that the default stays below 1/(units) on every input and reveals nothing
+    the guarantee protects. Each estimator names its N (``_protected_units``) and states it
+    in ``privacy_.assumptions``: the training nodes when only they are used (DP-MLP), every
+    node of the graph where the node set is public (node-level GAP, FDP, DRW), and at edge
+    level the number of possible edges, :func:`possible_edges` (the number of edges itself
+    is what edge-level privacy protects).
 
     Examples
     --------
@@ -106,6 +111,22 @@ def default_delta(num_units: int) -> float:
     0.0001
     """
     return 1.0 / (10.0 * max(int(num_units), 1))
+
+
+def possible_edges(num_nodes: int, directed: bool) -> int:
+    """How many edges a graph on ``num_nodes`` nodes can have: at least its edge count.
+
+    ``N (N - 1)`` directed edges, ``N (N - 1) / 2`` undirected ones (a
+    :class:`~skdpgraph.Graph` has no self-loops or duplicate edges). At edge level the node
+    set is public, so this bound is too, while the number of edges is not.
+
+    Examples
+    --------
+    >>> possible_edges(4, directed=False), possible_edges(4, directed=True)
+    (6, 12)
+    """
+    n = int(num_nodes)
+    return n * (n - 1) // (1 if directed else 2)
 
 
 def _reject_pyg(X: Any, name: str) -> None:

@@ -210,6 +210,12 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
                     "scale the features to a moderate range (e.g. StandardScaler).")
 
     def _budget(self) -> float:
+        """The total budget as a Python float: the one conversion of ``epsilon``.
+
+        Every plan reads the budget here, so that a NumPy scalar (``np.float32(4)``) is
+        the same budget as ``4.0`` (its float32 arithmetic could otherwise plan a spend a
+        rounding error above its own budget).
+        """
         return float(self.epsilon)
 
     def _resolve_delta(self, nodes: Nodes) -> float:

@@ -167,7 +167,7 @@ class DPMLPClassifier(BaseDPClassifier):
     def _plan(self, nodes: Nodes, y: np.ndarray) -> DPSGDPlan:
         n = len(nodes) - self._validation_size(len(nodes))
         return plan_dpsgd(
-            epsilon=self.epsilon, delta=self.delta_, sampling="poisson", num_examples=n,
+            epsilon=self._budget(), delta=self.delta_, sampling="poisson", num_examples=n,
             batch_size=self.batch_size, steps=steps_for_epochs(self.epochs, n, self.batch_size),
             max_grad_norm=self.max_grad_norm, noise_multiplier=self.noise_multiplier,
             context=f"DPMLPClassifier (epochs={self.epochs}, batch_size={self.batch_size})")

@@ -184,12 +184,12 @@ class DRWClassifier(BaseDPClassifier):
         private = not math.isinf(self.epsilon)
         context = (f"DRWClassifier (sampler={self.sampler!r}, steps={steps}, "
                    f"batch_size={self.batch_size}, {m} subgraphs)")
-        plan = plan_dpsgd(epsilon=self.epsilon, delta=self.delta_, sampling="without_replacement",
+        plan = plan_dpsgd(epsilon=self._budget(), delta=self.delta_, sampling="without_replacement",
                           num_examples=m, batch_size=self.batch_size, steps=steps,
                           max_grad_norm=self.max_grad_norm, context=context,
                           noise_multiplier=self.noise_multiplier if private else None)
         if private and self.noise_multiplier is not None:
-            plan = plan_until_budget(plan, self.epsilon, self.delta_, context=context)
+            plan = plan_until_budget(plan, self._budget(), self.delta_, context=context)
         return plan
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: DPSGDPlan,

@@ -179,7 +179,7 @@ class FDPClassifier(BaseDPClassifier):
         batch = min(int(self.batch_size), n)
         epochs = self._epochs(n, batch)
         return plan_fdp(
-            epsilon=self.epsilon, delta=self.delta_, num_train=n, batch_size=batch,
+            epsilon=self._budget(), delta=self.delta_, num_train=n, batch_size=batch,
             steps=steps_for_epochs(epochs, n, batch), max_degree=self.max_degree,
             max_grad_norm=self.max_grad_norm, noise_multiplier=self.noise_multiplier,
             private_inference=self.private_inference, degree_sampler=self.degree_sampler,
@@ -259,7 +259,10 @@ class FDPClassifier(BaseDPClassifier):
                 f"({self.degree_sampler}): replacing a node changes which edges its in-neighbours"
                 " keep, so the guarantee holds with the degree-bounded stars taken as the input "
                 "(Daigavane et al.); for the raw graph only where every node feeds <= K stars "
-                "and the sampler is 'greedy'",)
+                "and the sampler is 'greedy'",) + ((
+                    f"the number of nodes (N={nodes.graph.num_nodes}) is public, as the "
+                    "relation replaces nodes and never adds or removes one: it sets the "
+                    "default delta 1/(10 N)",) if self.delta is None else ())
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         graph, roots = nodes.graph, np.asarray(nodes.index)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from skdpgraph._random import RandomStreams
-from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
+from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions, possible_edges
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.graph import Graph, Nodes
@@ -46,9 +46,11 @@ class GAPClassifier(BaseDPClassifier):
         ``np.inf``: no noise and no clipping (the non-private baseline). At most 1e12 at
         edge level.
     delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * E)`` (E edges, an
-        undirected edge counted once) at edge level and ``1 / (10 * num_nodes)`` at node
-        level; the value used is ``delta_``.
+        Delta of the guarantee, in ``(0, 1)``. None uses, at edge level,
+        ``1 / (10 * P)`` with P the number of possible edges, ``N (N - 1) / 2`` for N nodes
+        (``N (N - 1)`` if directed): below 1/E for every graph, and read from the public
+        node count only, never from the protected edges. At node level ``1 / (10 * N)``
+        (the node set is public). The value used is ``delta_``.
     classes : array-like, default=None
         The public label set; None reads it from ``y`` (stated in ``privacy_``).
     privacy_level : {"edge", "node"}, default="edge"
@@ -257,15 +259,17 @@ class GAPClassifier(BaseDPClassifier):
             return embed_nodes(module, graph)
         return with_known_labels(class_probabilities(module, graph), labelled)
 
-    def _protected_units(self, nodes: Nodes) -> int:  # every node, or the edges (1 if none)
+    def _protected_units(self, nodes: Nodes) -> int:
+        """Every node (public node set), or at edge level the possible edges: a bound on
+        the edges that reads only the public node count (the edge count is protected)."""
         g = nodes.graph
-        return g.num_nodes if self._node_unit else max(g.num_edges // (1 if g.directed else 2), 1)
+        return g.num_nodes if self._node_unit else max(possible_edges(g.num_nodes, g.directed), 1)
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> GAPPlan:
         node, held, vote = self._node_unit, self._validation_size(len(nodes)), self._vote
         n, (epochs, encoder_epochs) = len(nodes) - held, self._epochs
         return plan_gap(
-            epsilon=self.epsilon, delta=self.delta_, privacy_level=self.privacy_level,
+            epsilon=self._budget(), delta=self.delta_, privacy_level=self.privacy_level,
             hops=self._hops, directed=nodes.graph.directed, num_examples=n,
             batch_size=self.batch_size or (1024 if self._mlp_shaped else 256 if node else n),
             epochs=epochs, encoder_epochs=encoder_epochs,

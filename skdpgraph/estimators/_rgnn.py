@@ -272,8 +272,9 @@ class RGNNClassifier(BaseDPClassifier):
             feature_range=self.feature_range, name="RGNNClassifier")
         self.n_sampled_features_ = min(self.n_sampled_features, self.domain_sizes_.size)
         self.epsilon_per_feature_, self.epsilon_labels_ = split_local_budget(
-            self.epsilon, self.n_sampled_features_, epsilon_per_feature=self.epsilon_per_feature,
-            epsilon_labels=self.epsilon_labels, context="RGNNClassifier")
+            self._budget(), self.n_sampled_features_,
+            epsilon_per_feature=_as_float(self.epsilon_per_feature),
+            epsilon_labels=_as_float(self.epsilon_labels), context="RGNNClassifier")
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> LocalDPPlan:
         return plan_local_grr(n_features=self.domain_sizes_.size,
@@ -438,6 +439,11 @@ class RGNNClassifier(BaseDPClassifier):
                 "the feature schema is public: binary or not is read from the data; non-binary "
                 f"features are cut into 4 bins over feature_range={tuple(self.feature_range)} "
                 "(values outside go to the end bins), never over the data's own bounds")
+
+
+def _as_float(value: float | None) -> float | None:
+    """A budget part as a Python float (a NumPy scalar's rounding would differ), or None."""
+    return None if value is None else float(value)
 
 
 def _standardization(x: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.ndarray]:

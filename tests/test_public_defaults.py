@@ -1,0 +1,83 @@
+"""Defaults and budgets come from public quantities only.
+
+The default delta and RGNN's feature encoding are kept in the fitted (pickled) estimator;
+each attack fits two inputs that differ in one protected unit and compares what the
+unpickled estimators hold, next to a deliberately broken variant (``monkeypatch``) that
+the attack must catch. Budgets given as NumPy scalars plan exactly as Python floats.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from skdpgraph import GAPClassifier, ProGAPClassifier, RGNNClassifier
+from skdpgraph.datasets import make_csbm
+from skdpgraph.graph import Graph
+from tests._fast_estimators import FAST, make
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_csbm(n_nodes=120, n_classes=3, n_features=6, random_state=0)
+
+
+def _one_edge_apart(data) -> tuple[Graph, Graph]:
+    """The CSBM graph and the same graph without its first undirected edge."""
+    edges = data.graph.edge_index
+    u, v = edges[:, 0]
+    keep = ~(((edges[0] == u) & (edges[1] == v)) | ((edges[0] == v) & (edges[1] == u)))
+    return data.graph, Graph(edges[:, keep], data.graph.x)
+
+
+def _unpickled(est):
+    return pickle.loads(pickle.dumps(est))
+
+
+def _old_edge_count_rule(monkeypatch) -> None:
+    """Broken variant: the default delta counts the protected edges themselves."""
+    def edges(self, nodes):
+        g = nodes.graph
+        return g.num_nodes if self._node_unit else g.num_edges // (1 if g.directed else 2)
+
+    monkeypatch.setattr(GAPClassifier, "_protected_units", edges)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+@pytest.mark.parametrize("cls", [GAPClassifier, ProGAPClassifier])
+def test_edge_level_default_delta_is_the_same_for_graphs_one_edge_apart(
+        cls, broken, data, monkeypatch):
+    """Two graphs one edge apart: the pickled ``delta_`` and the calibrated noise are
+    identical, so a saved model does not reveal the number of edges."""
+    if broken:
+        _old_edge_count_rule(monkeypatch)
+    index = np.arange(0, 120, 2)
+    fitted = []
+    for graph in _one_edge_apart(data):
+        assert graph.num_nodes == 120
+        est = cls(epsilon=2.0, hops=1, hidden_dim=4, epochs=1, encoder_epochs=1,
+                  random_state=0).fit(graph.nodes(index), data.y[index])
+        fitted.append(_unpickled(est))
+    a, b = fitted
+    same = (a.delta_ == b.delta_ and a.noise_multiplier_ == b.noise_multiplier_
+            and a.privacy_.delta == b.privacy_.delta)
+    assert same != broken, (a.delta_, b.delta_, a.noise_multiplier_, b.noise_multiplier_)
+    if not broken:
+        edges = data.graph.num_edges // 2
+        assert a.delta_ < 1 / edges and a.delta_ == pytest.approx(1 / (10 * 120 * 119 / 2))
+        assert any("number of nodes" in s and "possible" in s for s in a.privacy_.assumptions)
+
+
+# ---------------------------------------------------------------------------- numpy budgets
+@pytest.mark.parametrize("name", [name for name in FAST if name != "FDP-private"])
+def test_numpy_scalar_epsilon_is_the_same_budget(name, data):
+    """``epsilon=np.float32(4)`` plans and spends as ``epsilon=4.0`` for every estimator."""
+    index = np.arange(0, 120, 2)
+    X, y = data.graph.nodes(index), data.y[index]
+    budget = 4.0
+    scalar = make(name, random_state=0, epsilon=np.float32(budget)).fit(X, y)
+    plain = make(name, random_state=0, epsilon=budget).fit(X, y)
+    assert scalar.epsilon_spent_ == plain.epsilon_spent_ <= budget
+    assert type(scalar.get_params()["epsilon"]) is np.float32  # the parameter as given
