@@ -76,6 +76,7 @@ DP_CONSTRAINTS: dict[str, list] = {
     "random_state": ["random_state"],
     "device": [_DeviceOptions({"auto", "cpu", "cuda"}), torch.device],
     "verbose": ["verbose"],
+    "private_diagnostics": ["boolean"],
 }
 
 #: Largest learning rate: Adam's first step is ``lr / (1 - 0.9)``, which overflows float32

@@ -37,6 +37,12 @@ One API across estimators (the rules every estimator follows):
   progress bar or a validation split, the accountant's cheaper bound on the integer RDP
   orders, capped by the fit's epsilon, so the fit's last epoch shows ``epsilon_spent_``),
   in training order over the stages: ``pandas.DataFrame(clf.history_)`` gives one table.
+  It keeps only what the guarantee covers: ``loss`` and ``train_accuracy``, computed
+  without noise on the training data, are None where that data is protected.
+- ``private_diagnostics=True`` keeps them anyway (a diagnostic for data you may look at);
+  ``privacy_.not_covered`` then states it. Where the history reads only public data or
+  noisy releases (``epsilon=inf``, GAP's edge level, RGNN's randomised reports) it is kept
+  whole either way.
 - ``verbose=True`` shows one progress bar per stage with the loss and running epsilon.
 - ``device`` is "auto", "cpu", "cuda" or "cuda:<index>" (or a ``torch.device``); the
   resolved device is ``device_``.
@@ -63,13 +69,17 @@ from skdpgraph.graph import Graph, Nodes
 from skdpgraph.privacy import PrivacyPlan, check_plan, report_from_plan
 from skdpgraph.privacy._orders import OrderHint
 
-__all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "VERBOSE_NOT_COVERED"]
+__all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "PRIVATE_HISTORY_KEYS",
+           "VERBOSE_NOT_COVERED"]
 
-#: Stated in every report of an estimator that records a training history.
+#: Stated in the report of a fit that keeps noise-free diagnostics (``private_diagnostics``).
 HISTORY_NOT_COVERED = (
-    "history_ (per-epoch loss and accuracy on the private training nodes): a diagnostic, "
-    "not covered by the guarantee; do not publish it"
+    "history_'s loss and train_accuracy (private_diagnostics=True: per-epoch loss and "
+    "accuracy on the private training nodes, without noise): a diagnostic, not covered by "
+    "the guarantee; do not publish it"
 )
+#: ``history_`` keys computed without noise from the training data.
+PRIVATE_HISTORY_KEYS = ("loss", "train_accuracy")
 #: Stated when ``verbose`` is on.
 VERBOSE_NOT_COVERED = (
     "verbose=True progress output (training loss on the private training nodes): not "
@@ -148,7 +158,8 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     #: Whether the plan's sampling rate, steps or noise depend on the number of training
     #: nodes (then that number is stated as public).
     _training_size_public: bool = True
-    #: Whether ``history_`` is computed on private data (then it is stated as not covered).
+    #: Whether ``history_``'s loss and accuracy read protected data without noise (then
+    #: they are kept only with ``private_diagnostics=True``, stated as not covered).
     _history_on_private_data: bool = True
 
     # ------------------------------------------------------------------ fit
@@ -347,7 +358,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         unit, relation = self._unit_and_relation(nodes.graph)
         assumptions = self._assumptions(plan, nodes) + self._common_assumptions(plan, nodes)
         not_covered = self._not_covered(plan)
-        if hasattr(self, "history_") and self._history_on_private_data:
+        if self._keep_covered_history(plan):
             not_covered = (HISTORY_NOT_COVERED,) + not_covered
         if self.verbose:
             not_covered += (VERBOSE_NOT_COVERED,)
@@ -357,6 +368,21 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
             assumptions=assumptions, not_covered=not_covered)
         self.epsilon_spent_ = float(self.privacy_.epsilon)
         self.delta_ = float(self.privacy_.delta)
+
+    def _keep_covered_history(self, plan: PrivacyPlan) -> bool:
+        """The one rule of ``history_``: blank what the guarantee does not cover.
+
+        Where a private fit's loss and training accuracy are noise-free statistics of
+        protected data, they become None unless ``private_diagnostics=True``. Returns
+        whether such values are kept (then the report states it).
+        """
+        if not (hasattr(self, "history_") and plan.private and self._history_on_private_data):
+            return False
+        if getattr(self, "private_diagnostics", False):
+            return True
+        self.history_ = [{**record, **dict.fromkeys(PRIVATE_HISTORY_KEYS)}
+                         for record in self.history_]
+        return False
 
     def _common_assumptions(self, plan: PrivacyPlan, nodes: Nodes) -> tuple[str, ...]:
         if not plan.private:

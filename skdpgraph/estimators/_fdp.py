@@ -107,6 +107,12 @@ class FDPClassifier(BaseDPClassifier):
     verbose : bool, default=False
         Show a progress bar with the loss and running epsilon. The printed loss is
         computed on the private training nodes and is not covered (``privacy_`` says so).
+    private_diagnostics : bool, default=False
+        Also keep in ``history_`` the per-epoch loss and training accuracy, computed
+        without noise on the private training nodes: not covered by the guarantee
+        (``privacy_.not_covered`` then says so). False: ``history_`` holds only the
+        stage, epoch, running epsilon and validation accuracy (where the labels are
+        public); loss and training accuracy are None.
 
     Attributes
     ----------
@@ -118,7 +124,8 @@ class FDPClassifier(BaseDPClassifier):
     privacy_ : PrivacyReport
     history_ : list of dict
         One record per epoch (stage ``"classifier"``; ``epsilon`` is training's, before
-        the ``private_inference`` release), not covered (see ``privacy_``).
+        the ``private_inference`` release); loss and training accuracy only with
+        ``private_diagnostics=True``.
     module_ : DenseSubgraphGNN
     device_ : torch.device
 
@@ -155,7 +162,7 @@ class FDPClassifier(BaseDPClassifier):
                  degree_sampler="bernoulli", hidden_dim=32, encoder_layers=1, activation="tanh",
                  epochs=None, lr=0.005, batch_size=4096, max_grad_norm=1.0, noise_multiplier=None,
                  private_inference=False, validation_fraction="auto", random_state=None,
-                 device="auto", verbose=False):
+                 device="auto", verbose=False, private_diagnostics=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
         self.max_degree, self.degree_sampler = max_degree, degree_sampler
         self.hidden_dim, self.encoder_layers = hidden_dim, encoder_layers
@@ -170,6 +177,7 @@ class FDPClassifier(BaseDPClassifier):
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.private_diagnostics = private_diagnostics
 
     def _protected_units(self, nodes: Nodes) -> int:
         return nodes.graph.num_nodes

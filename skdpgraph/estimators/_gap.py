@@ -144,6 +144,12 @@ class GAPClassifier(BaseDPClassifier):
     verbose : bool, default=False
         One progress bar per training run with the loss and running epsilon. The printed
         loss is not covered (``privacy_`` says so).
+    private_diagnostics : bool, default=False
+        Also keep in ``history_`` the per-epoch loss and training accuracy where they are
+        computed without noise on protected data (node level): not covered by the
+        guarantee (``privacy_.not_covered`` then says so). False: there they are None.
+        At edge level (features and labels public; the classifier reads the noisy
+        aggregations) and with ``epsilon=np.inf`` the history is kept whole either way.
 
     Attributes
     ----------
@@ -158,7 +164,8 @@ class GAPClassifier(BaseDPClassifier):
     privacy_ : PrivacyReport
     history_ : list of dict
         One record per epoch of the ``"encoder"`` stage, then of the ``"classifier"``
-        stage (none with the vote head), with the running epsilon (not covered).
+        stage (none with the vote head), with the running epsilon (see
+        ``private_diagnostics``).
     encoder_ : GAPEncoder
     module_ : GAPClassificationModule or None
         None with the vote head, which trains no classifier.
@@ -195,7 +202,8 @@ class GAPClassifier(BaseDPClassifier):
                  activation="selu", head="auto",
                  epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=30,
                  max_in_degree=None, max_grad_norm=1.0, dropout=None,
-                 validation_fraction="auto", random_state=None, device="auto", verbose=False):
+                 validation_fraction="auto", random_state=None, device="auto", verbose=False,
+                 private_diagnostics=False):
         self.__dict__.update((k, v) for k, v in locals().items() if k != "self")  # as given
 
     _progressive = False  # ProGAPClassifier: one aggregation per stage
@@ -204,6 +212,8 @@ class GAPClassifier(BaseDPClassifier):
         return self.privacy_level == "edge" or math.isinf(self.epsilon)
 
     _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
+    #: At edge level the encoder reads public data and the classifier the noisy sums.
+    _history_on_private_data = property(lambda self: not self._labels_public())
 
     @property
     def _head(self) -> str:

@@ -130,6 +130,12 @@ class ProGAPClassifier(GAPClassifier):
     verbose : bool, default=False
         One progress bar per training run with the loss and running epsilon. The printed
         loss is not covered (``privacy_`` says so).
+    private_diagnostics : bool, default=False
+        Also keep in ``history_`` the per-epoch loss and training accuracy where they are
+        computed without noise on protected data (node level): not covered by the
+        guarantee (``privacy_.not_covered`` then says so). False: there they are None.
+        At edge level (features and labels public; the classifier reads the noisy
+        aggregations) and with ``epsilon=np.inf`` the history is kept whole either way.
 
     Attributes
     ----------
@@ -151,7 +157,7 @@ class ProGAPClassifier(GAPClassifier):
         The last stage.
     history_ : list of dict
         Per-epoch records of every stage (``stage`` is ``"stage 0"`` .. ``"stage K"``),
-        with the running epsilon (not covered by the guarantee).
+        with the running epsilon (see ``private_diagnostics``).
 
     Examples
     --------

@@ -160,6 +160,10 @@ class RGNNClassifier(BaseDPClassifier):
     verbose : bool, default=False
         Show a progress bar with the loss and epsilon (spent before training); the
         output is stated as not covered in ``privacy_``.
+    private_diagnostics : bool, default=False
+        The shared switch for noise-free diagnostics in ``history_``. RGNN's history is
+        computed from the randomised reports only (post-processing, covered), so it is
+        kept whole either way.
 
     Attributes
     ----------
@@ -246,7 +250,8 @@ class RGNNClassifier(BaseDPClassifier):
                  ensemble_size=5, standardize="auto", hidden_dim=16, num_layers=2, dropout=0.5,
                  epochs=100, lr=0.01,
                  max_grad_norm=None, validation_fraction=None,
-                 randomize=True, random_state=None, device="auto", verbose=False):
+                 randomize=True, random_state=None, device="auto", verbose=False,
+                 private_diagnostics=False):
         self.epsilon = epsilon
         self.epsilon_per_feature, self.epsilon_labels = epsilon_per_feature, epsilon_labels
         self.classes, self.n_sampled_features = classes, n_sampled_features
@@ -259,6 +264,7 @@ class RGNNClassifier(BaseDPClassifier):
         self.max_grad_norm, self.validation_fraction = max_grad_norm, validation_fraction
         self.randomize, self.random_state, self.device = randomize, random_state, device
         self.verbose = verbose
+        self.private_diagnostics = private_diagnostics
 
     _protected_units = staticmethod(lambda nodes: 0)  # pure local DP: delta 0
 

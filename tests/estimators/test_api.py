@@ -60,7 +60,7 @@ def test_graph_convolution_type_is_conv_everywhere():
 # ---------------------------------------------------------------- history_
 @pytest.mark.parametrize("name", list(FAST))
 def test_history_is_one_table_with_the_same_columns(name, data):
-    est = make(name, random_state=0).fit(*data)
+    est = make(name, random_state=0, private_diagnostics=True).fit(*data)
     table = pd.DataFrame(est.history_)
     assert list(table.columns) == COLUMNS
     stages = _stages(name)
@@ -109,7 +109,7 @@ def _final_bars(err: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", list(FAST))
 def test_verbose_shows_one_bar_per_stage_with_loss_and_epsilon(name, data, capfd):
-    est = make(name, random_state=0, verbose=True).fit(*data)
+    est = make(name, random_state=0, verbose=True, private_diagnostics=True).fit(*data)
     out, err = capfd.readouterr()
     bars = _final_bars(err)
     cls = type(est).__name__
