@@ -17,7 +17,8 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval as _Interval
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
+from sklearn.utils.validation import (_check_sample_weight, check_consistent_length,
+                                      column_or_1d, validate_data)
 
 from skdpgraph._exceptions import GraphDroppedWarning
 from skdpgraph.graph import Graph, Nodes
@@ -33,6 +34,7 @@ __all__ = [
     "check_predict_nodes",
     "check_nodes",
     "check_distinct_nodes",
+    "check_sample_weight",
     "default_delta",
     "possible_edges",
 ]
@@ -214,11 +216,13 @@ def _check_array_input(estimator: Any, X: Any, y: Any = None, *, reset: bool):
     return validate_data(estimator, X, y, accept_sparse="csr", reset=reset)
 
 
-def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
+def check_fit_data(estimator: Any, X: Any, y: Any,
+                   sample_weight: Any = None) -> tuple[Nodes, np.ndarray]:
     """Validate training data; set ``classes_`` and ``n_features_in_``.
 
-    Returns the training nodes and the labels encoded as ``0..n_classes-1``. Never
-    modifies the caller's arrays.
+    Returns the training nodes and the labels encoded as ``0..n_classes-1``, of the rows
+    that ``sample_weight`` selects (:func:`check_sample_weight`). Never modifies the
+    caller's arrays.
     """
     name = type(estimator).__name__
     _reject_pyg(X, name)
@@ -236,9 +240,15 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
         given = X
         X, y = _check_array_input(estimator, X, y, reset=True)
         _warn_graph_dropped(estimator, given, "fit", stacklevel=5)  # the caller of fit
+        kept = check_sample_weight(sample_weight, len(y), name)
+        if kept is not None:  # before the graph is built: unselected rows never enter it
+            X, y, sample_weight = X[kept], y[kept], None
         nodes = check_nodes(X, name)
     y = column_or_1d(y, warn=True)
     check_consistent_length(nodes, y)
+    kept = check_sample_weight(sample_weight, len(y), name)
+    if kept is not None:
+        nodes, y = nodes[kept], y[kept]
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError(f"{name}.fit: y contains NaN or infinite labels.")
     if y.dtype == object:
@@ -288,6 +298,35 @@ def _encode_labels(public: Any, y: np.ndarray, name: str) -> tuple[np.ndarray, n
         raise ValueError(f"{name}.fit: y has labels outside classes={classes.tolist()[:10]}: "
                          f"{outside.tolist()[:10]}.")
     return classes, np.searchsorted(classes, y)
+
+
+def check_sample_weight(sample_weight: Any, n: int, name: str) -> np.ndarray | None:
+    """The positions of the rows that ``sample_weight`` selects, or None (every row).
+
+    Every node counts once: a weight of 0 drops a row, 1 keeps it, and anything else is
+    refused. A weight k > 1 would count one node k times (k times its influence on the
+    model, which the guarantee does not cover); scikit-learn's ``BaggingClassifier``
+    passes its bootstrap counts this way. The counts are drawn independently of the
+    data, so refusing them reveals nothing about it.
+
+    Examples
+    --------
+    >>> check_sample_weight([1, 0, 1], 3, "example")
+    array([0, 2])
+    """
+    if sample_weight is None:
+        return None
+    weights = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64,
+                                   ensure_non_negative=True)
+    bad = np.flatnonzero((weights != 0) & (weights != 1))
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(
+            f"{name}.fit: sample_weight[{i}] = {weights[i]:g}; each training node counts once, "
+            "so sample_weight may only select rows (0 or 1). A weight of k counts a node k "
+            "times, which the privacy guarantee does not cover: resampling with replacement "
+            "(e.g. BaggingClassifier(bootstrap=True)) is not allowed; use bootstrap=False.")
+    return np.flatnonzero(weights)
 
 
 def check_distinct_nodes(nodes: Nodes, name: str) -> None:

@@ -81,3 +81,69 @@ def test_numpy_scalar_epsilon_is_the_same_budget(name, data):
     plain = make(name, random_state=0, epsilon=budget).fit(X, y)
     assert scalar.epsilon_spent_ == plain.epsilon_spent_ <= budget
     assert type(scalar.get_params()["epsilon"]) is np.float32  # the parameter as given
+
+
+# ---------------------------------------------------------------------------- RGNN's schema
+def _binary_graphs(data) -> tuple[Graph, Graph]:
+    """Binary features, and the same with one node's first feature set to 0.5."""
+    x = (data.graph.x > 0).astype(np.float64)
+    changed = x.copy()
+    changed[7, 0] = 0.5
+    return Graph(data.graph.edge_index, x), Graph(data.graph.edge_index, changed)
+
+
+def _schema(est) -> tuple:
+    """What a saved RGNN holds of the feature encoding."""
+    encoder = est.feature_encoder_
+    return (tuple(est.domain_sizes_), tuple(sorted(encoder.get_params().items())),
+            None if getattr(encoder, "bin_edges_", None) is None else encoder.bin_edges_.tobytes(),
+            est.module_.state_dict()[next(iter(est.module_.state_dict()))].shape)
+
+
+def _schema_read_from_the_data(monkeypatch) -> None:
+    """Broken variant: binary or binned is decided by the raw values, as if auto-detected."""
+    from skdpgraph.preprocessing import _randomizers
+
+    original = _randomizers.feature_schema
+
+    def detect(x, **kwargs):
+        values = x.data if hasattr(x, "data") and not isinstance(x, np.ndarray) else x
+        binary = bool(np.all((values == 0) | (values == 1)))
+        return original(x, **{**kwargs, "feature_type": "binary" if binary else "continuous"})
+
+    monkeypatch.setattr("skdpgraph.estimators._rgnn.feature_schema", detect)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+@pytest.mark.parametrize("feature_type", ["binary", "continuous"])
+def test_rgnn_encoding_does_not_depend_on_one_nodes_value(feature_type, broken, data,
+                                                          monkeypatch):
+    """Two datasets one node's value apart: the pickled encoding is the same, or the
+    stated schema refuses the value by name; never a schema read from the data."""
+    if broken:
+        _schema_read_from_the_data(monkeypatch)
+    index = np.arange(0, 120, 2)
+    outcomes = []
+    for graph in _binary_graphs(data):
+        est = RGNNClassifier(feature_type=feature_type, n_sampled_features=2, epochs=1,
+                             ensemble_size=1, feature_hops=1, label_hops=0, n_clusters=2,
+                             random_state=0)
+        try:
+            outcomes.append(_schema(_unpickled(est.fit(graph.nodes(index), data.y[index]))))
+        except ValueError as error:
+            assert "feature_type='binary'" in str(error) and "0.5" in str(error)
+            assert "X[7, 0]" in str(error) and "RGNNClassifier" in str(error)
+            outcomes.append("refused")
+    first, second = outcomes
+    consistent = first == second or (second == "refused" and feature_type == "binary")
+    assert consistent != broken, outcomes
+
+
+def test_rgnn_binary_schema_refuses_a_non_binary_value_at_predict(data):
+    binary, changed = _binary_graphs(data)
+    est = RGNNClassifier(n_sampled_features=2, epochs=1, ensemble_size=1, feature_hops=1,
+                         label_hops=0, n_clusters=2, random_state=0)
+    est.fit(binary.nodes(np.arange(60)), data.y[:60])
+    assert any("feature_type='binary'" in a for a in est.privacy_.assumptions)
+    with pytest.raises(ValueError, match=r"feature_type='binary'.*X\[7, 0\] = 0.5"):
+        est.predict(changed.nodes(np.arange(60, 120)))

@@ -150,6 +150,9 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     ``_check_data(nodes, y)``.
     """
 
+    #: Bootstrap counts reach ``fit`` as ``sample_weight`` (checked there) also with
+    #: metadata routing on: a meta-estimator that consumes no weights repeats array rows.
+    __metadata_request__fit = {"sample_weight": True}
     #: Whether the privacy unit is a node: then one node may appear only once in ``fit``.
     _node_unit: bool = True
     #: Whether the model reads edges: then a plain array ``X`` (a graph without edges)
@@ -164,8 +167,14 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> BaseDPClassifier:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BaseDPClassifier:
         """Fit on the labelled nodes ``X`` (a :class:`Nodes` or a 2-D array) and labels ``y``.
+
+        ``sample_weight`` may only select rows: 0 drops a node, 1 keeps it; a larger
+        weight (one node counted several times, as bootstrap resampling does) is
+        refused. With metadata routing on, ``fit`` requests ``sample_weight`` by default,
+        so that a meta-estimator that resamples (``BaggingClassifier``) passes its counts
+        here rather than repeating rows of an array.
 
         Returns
         -------
@@ -179,7 +188,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         """
         self._reset_fitted()
         try:
-            nodes, encoded = check_fit_data(self, X, y)
+            nodes, encoded = check_fit_data(self, X, y, sample_weight)
             if self._node_unit:
                 check_distinct_nodes(nodes, type(self).__name__)
             self._check_data(nodes, encoded)
