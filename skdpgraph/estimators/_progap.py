@@ -47,10 +47,11 @@ class ProGAPClassifier(GAPClassifier):
         ``np.inf``: no noise and no clipping (the non-private baseline). At most 1e12 at
         edge level.
     delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None: as GAP's, ``1 / (10 * N (N - 1) / 2)``
-        at edge level (the possible edges of N public nodes, ``N (N - 1)`` if directed; the
-        edge count is never read) and ``1 / (10 * N)`` at node level. The value used is
-        ``delta_``.
+        Delta of the guarantee, in ``(0, 1)``. None uses, at edge level,
+        ``1 / (10 * P)`` with P the number of possible edges, ``N (N - 1) / 2`` for N nodes
+        (``N (N - 1)`` if directed): below 1/E for every graph, and read from the public
+        node count only, never from the protected edges. At node level ``1 / (10 * N)``
+        (the node set is public). The value used is ``delta_``.
     classes : array-like, default=None
         The public label set; None reads it from ``y`` (stated in ``privacy_``).
     privacy_level : {"edge", "node"}, default="edge"

@@ -144,7 +144,8 @@ def test_cuda_device_without_cuda_names_the_parameter_and_value(device):
 def test_cuda_index_is_a_valid_device_parameter(cls, data):
     """'cuda:1' passes parameter validation; here, without CUDA, fit says why it fails."""
     with pytest.raises(ValueError, match=r"device='cuda:1' but CUDA is not available"):
-        cls(device="cuda:1").fit(*data)
+        cls(device="cuda:1").set_params(**(  # the fixture's CSBM features are continuous
+            {"feature_type": "continuous"} if cls is skdpgraph.RGNNClassifier else {})).fit(*data)
 
 
 @pytest.mark.parametrize("device", ["gpu", "cuda:x"])
