@@ -70,6 +70,23 @@ def test_edge_level_default_delta_is_the_same_for_graphs_one_edge_apart(
         assert any("number of nodes" in s and "possible" in s for s in a.privacy_.assumptions)
 
 
+#: What each estimator's report says about the count its default delta reads.
+_COUNT_STATED = {"DPMLP": "number of training nodes", "GAP-node": "number of nodes sets the "
+                 "default delta", "ProGAP-node": "number of nodes sets the default delta",
+                 "FDP": "number of nodes (N=120) is public", "DRW": "graph structure",
+                 "GAP-edge": "public number of nodes", "ProGAP-edge": "public number of nodes"}
+
+
+@pytest.mark.parametrize("name", sorted(_COUNT_STATED))
+def test_the_count_behind_the_default_delta_is_stated_public(name, data):
+    index = np.arange(0, 120, 2)
+    est = make(name, random_state=0).fit(data.graph.nodes(index), data.y[index])
+    stated = [a for a in est.privacy_.assumptions if _COUNT_STATED[name] in a]
+    assert stated and "public" in stated[0], est.privacy_.assumptions
+    explicit = make(name, random_state=0, delta=1e-6).fit(data.graph.nodes(index), data.y[index])
+    assert explicit.delta_ == 1e-6
+
+
 # ---------------------------------------------------------------------------- numpy budgets
 @pytest.mark.parametrize("name", [name for name in FAST if name != "FDP-private"])
 def test_numpy_scalar_epsilon_is_the_same_budget(name, data):
