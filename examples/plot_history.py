@@ -9,9 +9,11 @@ validation split) and ``epsilon``, the budget spent so far according to the acco
 RDP orders, capped by the fit's epsilon, which the last epoch shows).
 ``pandas.DataFrame(clf.history_)`` turns it into one table.
 
-The history is computed on the private training data and is **not** covered by the
-guarantee (``privacy_.not_covered`` says so): use it to debug and tune on data you may
-look at, and do not publish it.
+By default ``history_`` keeps only what the guarantee covers: the loss and training
+accuracy, computed without noise on the private training nodes, are None. Passing
+``private_diagnostics=True`` keeps them, and ``privacy_.not_covered`` then says they are
+**not** covered: use them to debug and tune on data you may look at, and do not publish
+them.
 
 GAP at node level with its trained head (``head="trained"``, the GAP paper's; the default
 vote head trains only the encoder) trains in two stages, an encoder and then a classifier,
@@ -32,15 +34,26 @@ X_train, X_test, y_train, y_test = train_test_split(
 
 gap = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", epochs=20,
                     random_state=0).fit(X_train, y_train)
-mlp = DPMLPClassifier(epsilon=8.0, epochs=40, random_state=0).fit(X_train, y_train)
 
 # %%
-# One table per estimator
-# -----------------------
+# What the fitted estimator keeps by default
+# ------------------------------------------
+# The running epsilon; the loss and training accuracy are None.
+print(pd.DataFrame(gap.history_).groupby("stage", sort=False).tail(2).to_string())
+print("epsilon_spent_:", gap.epsilon_spent_)
+
+# %%
+# Noise-free diagnostics, asked for
+# ---------------------------------
+# The same fits with ``private_diagnostics=True``: the loss and training accuracy are
+# kept, and stated as not covered.
+gap = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", epochs=20,
+                    random_state=0, private_diagnostics=True).fit(X_train, y_train)
+mlp = DPMLPClassifier(epsilon=8.0, epochs=40, random_state=0,
+                      private_diagnostics=True).fit(X_train, y_train)
 gap_history = pd.DataFrame(gap.history_)
 mlp_history = pd.DataFrame(mlp.history_)
 print(gap_history.groupby("stage", sort=False).tail(2).to_string())
-print("epsilon_spent_:", gap.epsilon_spent_)
 print("not covered:", gap.privacy_.not_covered)
 
 # %%

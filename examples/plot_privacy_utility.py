@@ -51,7 +51,7 @@ for label, unit, make in estimators:
     print(f"{label:16} ({unit}): " + ", ".join(f"{a:.3f}" for a in accuracies)
           + f"; inf: {non_private:.3f}")
 
-rgnn = RGNNClassifier(random_state=0).fit(X_train, y_train)
+rgnn = RGNNClassifier(feature_type="continuous", random_state=0).fit(X_train, y_train)
 rgnn_accuracy = rgnn.score(X_test, y_test)
 print(f"RGNN (local DP, epsilon {rgnn.epsilon_spent_:g} per node): {rgnn_accuracy:.3f}")
 

@@ -17,7 +17,8 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval as _Interval
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
+from sklearn.utils.validation import (_check_sample_weight, check_consistent_length,
+                                      column_or_1d, validate_data)
 
 from skdpgraph._exceptions import GraphDroppedWarning
 from skdpgraph.graph import Graph, Nodes
@@ -33,8 +34,10 @@ __all__ = [
     "check_predict_nodes",
     "check_nodes",
     "check_distinct_nodes",
+    "check_sample_weight",
     "default_delta",
     "object_labels",
+    "possible_edges",
 ]
 
 fit_context = _fit_context
@@ -76,6 +79,7 @@ DP_CONSTRAINTS: dict[str, list] = {
     "random_state": ["random_state"],
     "device": [_DeviceOptions({"auto", "cpu", "cuda"}), torch.device],
     "verbose": ["verbose"],
+    "private_diagnostics": ["boolean"],
 }
 
 #: Largest learning rate: Adam's first step is ``lr / (1 - 0.9)``, which overflows float32
@@ -95,11 +99,15 @@ DPSGD_CONSTRAINTS: dict[str, list] = {
 
 
 def default_delta(num_units: int) -> float:
-    """The one default-delta rule: ``1 / (10 * N)`` for N protected units (below 1/N).
+    """The one default-delta rule: ``1 / (10 * N)`` for a public bound N on the protected units.
 
-    Each estimator counts its protected units: the training nodes when only they are
-    used (DP-MLP), every node of the graph when every node is protected (node-level GAP,
-    FDP, DRW), the edges at edge level.
+    ``N`` must be a public quantity that is at least the number of units the guarantee
+    protects, so that the default stays below 1/(units) on every input and reveals nothing
+    the guarantee protects. Each estimator names its N (``_protected_units``) and states it
+    in ``privacy_.assumptions``: the training nodes when only they are used (DP-MLP), every
+    node of the graph where the node set is public (node-level GAP, FDP, DRW), and at edge
+    level the number of possible edges, :func:`possible_edges` (the number of edges itself
+    is what edge-level privacy protects).
 
     Examples
     --------
@@ -107,6 +115,22 @@ def default_delta(num_units: int) -> float:
     0.0001
     """
     return 1.0 / (10.0 * max(int(num_units), 1))
+
+
+def possible_edges(num_nodes: int, directed: bool) -> int:
+    """How many edges a graph on ``num_nodes`` nodes can have: at least its edge count.
+
+    ``N (N - 1)`` directed edges, ``N (N - 1) / 2`` undirected ones (a
+    :class:`~skdpgraph.Graph` has no self-loops or duplicate edges). At edge level the node
+    set is public, so this bound is too, while the number of edges is not.
+
+    Examples
+    --------
+    >>> possible_edges(4, directed=False), possible_edges(4, directed=True)
+    (6, 12)
+    """
+    n = int(num_nodes)
+    return n * (n - 1) // (1 if directed else 2)
 
 
 def _reject_pyg(X: Any, name: str) -> None:
@@ -195,11 +219,13 @@ def _check_array_input(estimator: Any, X: Any, y: Any = None, *, reset: bool):
     return validate_data(estimator, X, y, accept_sparse="csr", reset=reset)
 
 
-def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
+def check_fit_data(estimator: Any, X: Any, y: Any,
+                   sample_weight: Any = None) -> tuple[Nodes, np.ndarray]:
     """Validate training data; set ``classes_`` and ``n_features_in_``.
 
-    Returns the training nodes and the labels encoded as ``0..n_classes-1``. Never
-    modifies the caller's arrays.
+    Returns the training nodes and the labels encoded as ``0..n_classes-1``, of the rows
+    that ``sample_weight`` selects (:func:`check_sample_weight`). Never modifies the
+    caller's arrays.
     """
     name = type(estimator).__name__
     _reject_pyg(X, name)
@@ -217,9 +243,15 @@ def check_fit_data(estimator: Any, X: Any, y: Any) -> tuple[Nodes, np.ndarray]:
         given = X
         X, y = _check_array_input(estimator, X, y, reset=True)
         _warn_graph_dropped(estimator, given, "fit", stacklevel=5)  # the caller of fit
+        kept = check_sample_weight(sample_weight, len(y), name)
+        if kept is not None:  # before the graph is built: unselected rows never enter it
+            X, y, sample_weight = X[kept], y[kept], None
         nodes = check_nodes(X, name)
     y = column_or_1d(y, warn=True)
     check_consistent_length(nodes, y)
+    kept = check_sample_weight(sample_weight, len(y), name)
+    if kept is not None:
+        nodes, y = nodes[kept], y[kept]
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         _refuse_missing_labels(np.flatnonzero(~np.isfinite(y)), f"{name}.fit", "NaN or infinite")
     if y.dtype == object:
@@ -290,6 +322,35 @@ def _encode_labels(public: Any, y: np.ndarray, name: str) -> tuple[np.ndarray, n
         raise ValueError(f"{name}.fit: y has labels outside classes={classes.tolist()[:10]}: "
                          f"{outside.tolist()[:10]}.")
     return classes, np.searchsorted(classes, y)
+
+
+def check_sample_weight(sample_weight: Any, n: int, name: str) -> np.ndarray | None:
+    """The positions of the rows that ``sample_weight`` selects, or None (every row).
+
+    Every node counts once: a weight of 0 drops a row, 1 keeps it, and anything else is
+    refused. A weight k > 1 would count one node k times (k times its influence on the
+    model, which the guarantee does not cover); scikit-learn's ``BaggingClassifier``
+    passes its bootstrap counts this way. The counts are drawn independently of the
+    data, so refusing them reveals nothing about it.
+
+    Examples
+    --------
+    >>> check_sample_weight([1, 0, 1], 3, "example")
+    array([0, 2])
+    """
+    if sample_weight is None:
+        return None
+    weights = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64,
+                                   ensure_non_negative=True)
+    bad = np.flatnonzero((weights != 0) & (weights != 1))
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(
+            f"{name}.fit: sample_weight[{i}] = {weights[i]:g}; each training node counts once, "
+            "so sample_weight may only select rows (0 or 1). A weight of k counts a node k "
+            "times, which the privacy guarantee does not cover: resampling with replacement "
+            "(e.g. BaggingClassifier(bootstrap=True)) is not allowed; use bootstrap=False.")
+    return np.flatnonzero(weights)
 
 
 def check_distinct_nodes(nodes: Nodes, name: str) -> None:

@@ -133,7 +133,7 @@ def test_verbose_fit_into_a_file_writes_one_line_per_stage(key, stages, monkeypa
 # ------------------------------------------------------------------ warnings
 def test_graph_dropped_warning_names_meta_estimators_as_a_cause():
     bagging = BaggingClassifier(make("GAP-edge", random_state=0), n_estimators=1,
-                                random_state=0)
+                                bootstrap=False, max_samples=0.8, random_state=0)
     with pytest.warns(GraphDroppedWarning) as caught:
         bagging.fit(DATA.graph.nodes(TRAIN), Y[TRAIN])
     message = str(next(w.message for w in caught if w.category is GraphDroppedWarning))

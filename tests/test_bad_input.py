@@ -52,7 +52,8 @@ ESTIMATORS: dict[str, Callable[[], Any]] = {
         epsilon=8.0, epochs=2, batch_size=64, hidden_dim=8, max_degree=2, noise_multiplier=2.0,
         private_inference=True, random_state=0, device="cpu"),
     "RGNN": lambda: RGNNClassifier(n_sampled_features=2, epochs=2, feature_hops=1, label_hops=1,
-                                   n_clusters=2, hidden_dim=8, random_state=0, device="cpu"),
+                                   n_clusters=2, hidden_dim=8, feature_type="continuous",
+                                   random_state=0, device="cpu"),
 }
 
 

@@ -37,6 +37,12 @@ One API across estimators (the rules every estimator follows):
   progress bar or a validation split, the accountant's cheaper bound on the integer RDP
   orders, capped by the fit's epsilon, so the fit's last epoch shows ``epsilon_spent_``),
   in training order over the stages: ``pandas.DataFrame(clf.history_)`` gives one table.
+  It keeps only what the guarantee covers: ``loss`` and ``train_accuracy``, computed
+  without noise on the training data, are None where that data is protected.
+- ``private_diagnostics=True`` keeps them anyway (a diagnostic for data you may look at);
+  ``privacy_.not_covered`` then states it. Where the history reads only public data or
+  noisy releases (``epsilon=inf``, GAP's edge level, RGNN's randomised reports) it is kept
+  whole either way.
 - ``verbose=True`` shows one progress bar per stage with the loss and running epsilon.
 - ``device`` is "auto", "cpu", "cuda" or "cuda:<index>" (or a ``torch.device``); the
   resolved device is ``device_``.
@@ -67,13 +73,17 @@ from skdpgraph.privacy import (
 )
 from skdpgraph.privacy._orders import OrderHint
 
-__all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "VERBOSE_NOT_COVERED"]
+__all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "PRIVATE_HISTORY_KEYS",
+           "VERBOSE_NOT_COVERED"]
 
-#: Stated in every report of an estimator that records a training history.
+#: Stated in the report of a fit that keeps noise-free diagnostics (``private_diagnostics``).
 HISTORY_NOT_COVERED = (
-    "history_ (per-epoch loss and accuracy on the private training nodes): a diagnostic, "
-    "not covered by the guarantee; do not publish it"
+    "history_'s loss and train_accuracy (private_diagnostics=True: per-epoch loss and "
+    "accuracy on the private training nodes, without noise): a diagnostic, not covered by "
+    "the guarantee; do not publish it"
 )
+#: ``history_`` keys computed without noise from the training data.
+PRIVATE_HISTORY_KEYS = ("loss", "train_accuracy")
 #: Stated when ``verbose`` is on.
 VERBOSE_NOT_COVERED = (
     "verbose=True progress output (training loss on the private training nodes): not "
@@ -144,6 +154,9 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     ``_check_data(nodes, y)``.
     """
 
+    #: Bootstrap counts reach ``fit`` as ``sample_weight`` (checked there) also with
+    #: metadata routing on: a meta-estimator that consumes no weights repeats array rows.
+    __metadata_request__fit = {"sample_weight": True}
     #: Whether the privacy unit is a node: then one node may appear only once in ``fit``.
     _node_unit: bool = True
     #: Whether the model reads edges: then a plain array ``X`` (a graph without edges)
@@ -152,13 +165,20 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
     #: Whether the plan's sampling rate, steps or noise depend on the number of training
     #: nodes (then that number is stated as public).
     _training_size_public: bool = True
-    #: Whether ``history_`` is computed on private data (then it is stated as not covered).
+    #: Whether ``history_``'s loss and accuracy read protected data without noise (then
+    #: they are kept only with ``private_diagnostics=True``, stated as not covered).
     _history_on_private_data: bool = True
 
     # ------------------------------------------------------------------ fit
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> BaseDPClassifier:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BaseDPClassifier:
         """Fit on the labelled nodes ``X`` (a :class:`Nodes` or a 2-D array) and labels ``y``.
+
+        ``sample_weight`` may only select rows: 0 drops a node, 1 keeps it; a larger
+        weight (one node counted several times, as bootstrap resampling does) is
+        refused. With metadata routing on, ``fit`` requests ``sample_weight`` by default,
+        so that a meta-estimator that resamples (``BaggingClassifier``) passes its counts
+        here rather than repeating rows of an array.
 
         Returns
         -------
@@ -173,15 +193,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         self._reset_fitted()
         reservation = None
         try:
-            nodes, encoded = check_fit_data(self, X, y)
-            if self._node_unit:
-                check_distinct_nodes(nodes, type(self).__name__)
-            self._check_data(nodes, encoded)
-            self.device_ = resolve_device(self.device)
-            self.delta_ = self._resolve_delta(nodes)
-            self._plan_ = plan = self._plan(nodes, encoded)
-            self._planned_epsilon_ = epsilon = check_plan(
-                plan, self._budget(), self.delta_, context=type(self).__name__)
+            nodes, encoded, plan, epsilon = self._checked_plan(X, y, sample_weight)
             reservation = reserve_spend("fit", type(self).__name__,
                                         self._planned_spend(plan, epsilon, nodes))
             streams = RandomStreams(self.random_state)
@@ -197,6 +209,24 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
             self._reset_fitted()
             raise
         return self
+
+    def _checked_plan(self, X: Any, y: Any, sample_weight: Any = None
+                      ) -> tuple[Nodes, np.ndarray, PrivacyPlan, float]:
+        """Steps 1-3 of ``fit``: ``(nodes, encoded labels, plan, epsilon)``, before any
+        private data is read: the data checks, the default delta, the plan from public
+        quantities and its check against the budget. Sets ``delta_``, ``device_``,
+        ``_plan_`` and ``_planned_epsilon_``;
+        :func:`~skdpgraph.model_selection.planned_privacy` stops here."""
+        nodes, encoded = check_fit_data(self, X, y, sample_weight)
+        if self._node_unit:
+            check_distinct_nodes(nodes, type(self).__name__)
+        self._check_data(nodes, encoded)
+        self.device_ = resolve_device(self.device)
+        self.delta_ = self._resolve_delta(nodes)
+        self._plan_ = plan = self._plan(nodes, encoded)
+        self._planned_epsilon_ = epsilon = check_plan(
+            plan, self._budget(), self.delta_, context=type(self).__name__)
+        return nodes, encoded, plan, epsilon
 
     def _planned_spend(self, plan: PrivacyPlan, epsilon: float, nodes: Nodes) -> Spend:
         """The training release as the ledgers see it before training (public quantities)."""
@@ -227,6 +257,12 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
                     "scale the features to a moderate range (e.g. StandardScaler).")
 
     def _budget(self) -> float:
+        """The total budget as a Python float: the one conversion of ``epsilon``.
+
+        Every plan reads the budget here, so that a NumPy scalar (``np.float32(4)``) is
+        the same budget as ``4.0`` (its float32 arithmetic could otherwise plan a spend a
+        rounding error above its own budget).
+        """
         return float(self.epsilon)
 
     def _resolve_delta(self, nodes: Nodes) -> float:
@@ -358,7 +394,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         unit, relation = self._unit_and_relation(nodes.graph)
         assumptions = self._assumptions(plan, nodes) + self._common_assumptions(plan, nodes)
         not_covered = self._not_covered(plan)
-        if hasattr(self, "history_") and self._history_on_private_data:
+        if self._keep_covered_history(plan):
             not_covered = (HISTORY_NOT_COVERED,) + not_covered
         if self.verbose:
             not_covered += (VERBOSE_NOT_COVERED,)
@@ -368,6 +404,21 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
             assumptions=assumptions, not_covered=not_covered)
         self.epsilon_spent_ = float(self.privacy_.epsilon)
         self.delta_ = float(self.privacy_.delta)
+
+    def _keep_covered_history(self, plan: PrivacyPlan) -> bool:
+        """The one rule of ``history_``: blank what the guarantee does not cover.
+
+        Where a private fit's loss and training accuracy are noise-free statistics of
+        protected data, they become None unless ``private_diagnostics=True``. Returns
+        whether such values are kept (then the report states it).
+        """
+        if not (hasattr(self, "history_") and plan.private and self._history_on_private_data):
+            return False
+        if getattr(self, "private_diagnostics", False):
+            return True
+        self.history_ = [{**record, **dict.fromkeys(PRIVATE_HISTORY_KEYS)}
+                         for record in self.history_]
+        return False
 
     def _common_assumptions(self, plan: PrivacyPlan, nodes: Nodes) -> tuple[str, ...]:
         if not plan.private:

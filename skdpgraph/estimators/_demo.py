@@ -21,5 +21,6 @@ DEMO_ESTIMATORS = {
     "DRWClassifier (eps=8, DRW)": lambda: DRWClassifier(epsilon=8.0, epochs=10, hidden_dim=64,
                                                         random_state=0),
     "FDPClassifier (eps=8, K=1)": lambda: FDPClassifier(epsilon=8.0, random_state=0),
-    "RGNNClassifier (eps_x=1, m=10, eps_y=3)": lambda: RGNNClassifier(random_state=0),
+    "RGNNClassifier (eps_x=1, m=10, eps_y=3)": lambda: RGNNClassifier(
+        feature_type="continuous", random_state=0),  # the demo's CSBM features
 }

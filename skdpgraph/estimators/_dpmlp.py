@@ -96,6 +96,12 @@ class DPMLPClassifier(BaseDPClassifier):
     verbose : bool, default=False
         Show a progress bar with the loss and running epsilon. The printed loss is
         computed on the private training nodes and is not covered (``privacy_`` says so).
+    private_diagnostics : bool, default=False
+        Also keep in ``history_`` the per-epoch loss and training accuracy, computed
+        without noise on the private training nodes: not covered by the guarantee
+        (``privacy_.not_covered`` then says so). False: ``history_`` holds only the
+        stage, epoch, running epsilon and validation accuracy (where the labels are
+        public); loss and training accuracy are None.
 
     Attributes
     ----------
@@ -108,8 +114,8 @@ class DPMLPClassifier(BaseDPClassifier):
         Noise std / C; None for ``epsilon=inf``.
     privacy_ : PrivacyReport
     history_ : list of dict
-        One record per epoch (stage ``"classifier"``): loss, training accuracy and epsilon
-        so far (not private; see Notes).
+        One record per epoch (stage ``"classifier"``): epsilon so far, and the loss and
+        training accuracy with ``private_diagnostics=True`` (see Notes).
     module_ : torch.nn.Module
     device_ : torch.device
 
@@ -117,8 +123,8 @@ class DPMLPClassifier(BaseDPClassifier):
     -----
     Privacy unit: one training node (its features and label), add/remove relation; a
     node listed twice in ``X`` is refused. ``predict`` uses only the queried nodes' own
-    features and the private model, so it costs no further budget. ``history_`` is
-    computed on private data and is not covered.
+    features and the private model, so it costs no further budget. ``history_``'s loss
+    and training accuracy are kept only with ``private_diagnostics=True`` (not covered).
 
     Examples
     --------
@@ -146,7 +152,7 @@ class DPMLPClassifier(BaseDPClassifier):
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, hidden_dim=64, num_layers=2,
                  activation="relu", dropout=0.0, epochs=50, lr=0.01, batch_size=1024,
                  max_grad_norm=1.0, noise_multiplier=None, validation_fraction="auto",
-                 random_state=None, device="auto", verbose=False):
+                 random_state=None, device="auto", verbose=False, private_diagnostics=False):
         self.epsilon = epsilon
         self.delta = delta
         self.classes = classes
@@ -163,11 +169,12 @@ class DPMLPClassifier(BaseDPClassifier):
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.private_diagnostics = private_diagnostics
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> DPSGDPlan:
         n = len(nodes) - self._validation_size(len(nodes))
         return plan_dpsgd(
-            epsilon=self.epsilon, delta=self.delta_, sampling="poisson", num_examples=n,
+            epsilon=self._budget(), delta=self.delta_, sampling="poisson", num_examples=n,
             batch_size=self.batch_size, steps=steps_for_epochs(self.epochs, n, self.batch_size),
             max_grad_norm=self.max_grad_norm, noise_multiplier=self.noise_multiplier,
             context=f"DPMLPClassifier (epochs={self.epochs}, batch_size={self.batch_size})")

@@ -113,6 +113,12 @@ class DRWClassifier(BaseDPClassifier):
     verbose : bool, default=False
         Show a progress bar with the loss and running epsilon. The printed loss is
         computed on the private training nodes and is not covered (``privacy_`` says so).
+    private_diagnostics : bool, default=False
+        Also keep in ``history_`` the per-epoch loss and training accuracy, computed
+        without noise on the private training nodes: not covered by the guarantee
+        (``privacy_.not_covered`` then says so). False: ``history_`` holds only the
+        stage, epoch, running epsilon and validation accuracy (where the labels are
+        public); loss and training accuracy are None.
 
     Attributes
     ----------
@@ -127,7 +133,8 @@ class DRWClassifier(BaseDPClassifier):
         Key of the prediction walks, independent of training (deterministic ``predict``).
     privacy_ : PrivacyReport
     history_ : list of dict
-        One record per epoch (stage ``"classifier"``), not covered (see ``privacy_``).
+        One record per epoch (stage ``"classifier"``); loss and training accuracy only
+        with ``private_diagnostics=True``.
     module_ : DenseSubgraphGNN
     device_ : torch.device
 
@@ -157,7 +164,7 @@ class DRWClassifier(BaseDPClassifier):
                  restarts=8, resample_every=10, batch_size=1024, num_layers=1, hidden_dim=64,
                  conv="gcn", lr=0.01, epochs=50, max_steps=None, max_grad_norm=1.0,
                  noise_multiplier=None, validation_fraction="auto", random_state=None,
-                 device="auto", verbose=False):
+                 device="auto", verbose=False, private_diagnostics=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
         self.sampler, self.walk_length, self.restarts = sampler, walk_length, restarts
         self.resample_every, self.batch_size = resample_every, batch_size
@@ -167,6 +174,7 @@ class DRWClassifier(BaseDPClassifier):
         self.noise_multiplier, self.random_state = noise_multiplier, random_state
         self.validation_fraction = validation_fraction
         self.device, self.verbose = device, verbose
+        self.private_diagnostics = private_diagnostics
 
     def _labels_public(self) -> bool:  # noise_multiplier is ignored with epsilon=inf
         return math.isinf(self.epsilon)
@@ -184,12 +192,12 @@ class DRWClassifier(BaseDPClassifier):
         private = not math.isinf(self.epsilon)
         context = (f"DRWClassifier (sampler={self.sampler!r}, steps={steps}, "
                    f"batch_size={self.batch_size}, {m} subgraphs)")
-        plan = plan_dpsgd(epsilon=self.epsilon, delta=self.delta_, sampling="without_replacement",
+        plan = plan_dpsgd(epsilon=self._budget(), delta=self.delta_, sampling="without_replacement",
                           num_examples=m, batch_size=self.batch_size, steps=steps,
                           max_grad_norm=self.max_grad_norm, context=context,
                           noise_multiplier=self.noise_multiplier if private else None)
         if private and self.noise_multiplier is not None:
-            plan = plan_until_budget(plan, self.epsilon, self.delta_, context=context)
+            plan = plan_until_budget(plan, self._budget(), self.delta_, context=context)
         return plan
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: DPSGDPlan,

@@ -107,6 +107,12 @@ class FDPClassifier(BaseDPClassifier):
     verbose : bool, default=False
         Show a progress bar with the loss and running epsilon. The printed loss is
         computed on the private training nodes and is not covered (``privacy_`` says so).
+    private_diagnostics : bool, default=False
+        Also keep in ``history_`` the per-epoch loss and training accuracy, computed
+        without noise on the private training nodes: not covered by the guarantee
+        (``privacy_.not_covered`` then says so). False: ``history_`` holds only the
+        stage, epoch, running epsilon and validation accuracy (where the labels are
+        public); loss and training accuracy are None.
 
     Attributes
     ----------
@@ -118,7 +124,8 @@ class FDPClassifier(BaseDPClassifier):
     privacy_ : PrivacyReport
     history_ : list of dict
         One record per epoch (stage ``"classifier"``; ``epsilon`` is training's, before
-        the ``private_inference`` release), not covered (see ``privacy_``).
+        the ``private_inference`` release); loss and training accuracy only with
+        ``private_diagnostics=True``.
     module_ : DenseSubgraphGNN
     device_ : torch.device
 
@@ -155,7 +162,7 @@ class FDPClassifier(BaseDPClassifier):
                  degree_sampler="bernoulli", hidden_dim=32, encoder_layers=1, activation="tanh",
                  epochs=None, lr=0.005, batch_size=4096, max_grad_norm=1.0, noise_multiplier=None,
                  private_inference=False, validation_fraction="auto", random_state=None,
-                 device="auto", verbose=False):
+                 device="auto", verbose=False, private_diagnostics=False):
         self.epsilon, self.delta, self.classes = epsilon, delta, classes
         self.max_degree, self.degree_sampler = max_degree, degree_sampler
         self.hidden_dim, self.encoder_layers = hidden_dim, encoder_layers
@@ -170,6 +177,7 @@ class FDPClassifier(BaseDPClassifier):
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.private_diagnostics = private_diagnostics
 
     def _protected_units(self, nodes: Nodes) -> int:
         return nodes.graph.num_nodes
@@ -179,7 +187,7 @@ class FDPClassifier(BaseDPClassifier):
         batch = min(int(self.batch_size), n)
         epochs = self._epochs(n, batch)
         return plan_fdp(
-            epsilon=self.epsilon, delta=self.delta_, num_train=n, batch_size=batch,
+            epsilon=self._budget(), delta=self.delta_, num_train=n, batch_size=batch,
             steps=steps_for_epochs(epochs, n, batch), max_degree=self.max_degree,
             max_grad_norm=self.max_grad_norm, noise_multiplier=self.noise_multiplier,
             private_inference=self.private_inference, degree_sampler=self.degree_sampler,
@@ -259,7 +267,10 @@ class FDPClassifier(BaseDPClassifier):
                 f"({self.degree_sampler}): replacing a node changes which edges its in-neighbours"
                 " keep, so the guarantee holds with the degree-bounded stars taken as the input "
                 "(Daigavane et al.); for the raw graph only where every node feeds <= K stars "
-                "and the sampler is 'greedy'",)
+                "and the sampler is 'greedy'",) + ((
+                    f"the number of nodes (N={nodes.graph.num_nodes}) is public, as the "
+                    "relation replaces nodes and never adds or removes one: it sets the "
+                    "default delta 1/(10 N)",) if self.delta is None else ())
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         graph, roots = nodes.graph, np.asarray(nodes.index)

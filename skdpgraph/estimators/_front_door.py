@@ -96,8 +96,9 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
     unit : {"edge", "node", "features", "local"}, default="edge"
         ``"edge"``: one undirected edge (features and labels public). ``"node"``: one node
         with its features, label and edges. ``"features"``: one node's features and label
-        (structure public). ``"local"``: local DP on each node's features and label. Fixed
-        by what must be protected, never searched.
+        (structure public). ``"local"``: local DP on each node's features and label
+        (RGNN's default schema: binary features; for others use ``RGNNClassifier`` with
+        ``feature_type="continuous"``). Fixed by what must be protected, never searched.
     epsilon : float, default=8.0
         Total budget of the chosen estimator; ``np.inf`` for its non-private counterpart.
     delta : float, default=None
@@ -135,11 +136,12 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from skdpgraph import DPNodeClassifier
+    >>> from skdpgraph import DPNodeClassifier, Graph
     >>> from skdpgraph.datasets import make_csbm
     >>> data = make_csbm(n_nodes=300, random_state=0)
+    >>> words = Graph(data.graph.edge_index, (data.graph.x > 0).astype(float))  # binary
     >>> clf = DPNodeClassifier(unit="local", epsilon=13.0, random_state=0)
-    >>> clf = clf.fit(data.nodes()[:200], data.y[:200])
+    >>> clf = clf.fit(words.nodes()[:200], data.y[:200])
     >>> type(clf.estimator_).__name__, clf.epsilon_spent_ <= 13.0
     ('RGNNClassifier', True)
     >>> clf.privacy_.choice.startswith("RGNNClassifier")
@@ -153,8 +155,14 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
         self.unit, self.epsilon, self.delta, self.classes = unit, epsilon, delta, classes
         self.random_state, self.device, self.verbose = random_state, device, verbose
 
-    def fit(self, X: Any, y: Any) -> "DPNodeClassifier":
+    #: As the estimators': bootstrap counts reach the chosen estimator's check.
+    __metadata_request__fit = {"sample_weight": True}
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "DPNodeClassifier":
         """Choose the estimator for ``unit`` and ``epsilon``, then fit it on ``(X, y)``.
+
+        ``sample_weight`` goes to the chosen estimator, which takes only 0 or 1 (each
+        node counts once).
 
         A failed fit leaves this classifier unfitted, whatever was fitted before.
         """
@@ -168,7 +176,7 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
             device=self.device, verbose=self.verbose, **choice.params)
         if "delta" in estimator.get_params():  # pure local DP (RGNN) has no delta
             estimator.set_params(delta=self.delta)
-        estimator.fit(X, y)
+        estimator.fit(X, y, sample_weight=sample_weight)
         self.estimator_, self.choice_ = estimator, choice.reason
         self.classes_, self.n_features_in_ = estimator.classes_, estimator.n_features_in_
         self.epsilon_spent_, self.delta_ = estimator.epsilon_spent_, estimator.delta_

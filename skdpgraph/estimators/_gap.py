@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from skdpgraph._random import RandomStreams
-from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
+from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions, possible_edges
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.graph import Graph, Nodes
@@ -46,9 +46,11 @@ class GAPClassifier(BaseDPClassifier):
         ``np.inf``: no noise and no clipping (the non-private baseline). At most 1e12 at
         edge level.
     delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * E)`` (E edges, an
-        undirected edge counted once) at edge level and ``1 / (10 * num_nodes)`` at node
-        level; the value used is ``delta_``.
+        Delta of the guarantee, in ``(0, 1)``. None uses, at edge level,
+        ``1 / (10 * P)`` with P the number of possible edges, ``N (N - 1) / 2`` for N nodes
+        (``N (N - 1)`` if directed): below 1/E for every graph, and read from the public
+        node count only, never from the protected edges. At node level ``1 / (10 * N)``
+        (the node set is public). The value used is ``delta_``.
     classes : array-like, default=None
         The public label set; None reads it from ``y`` (stated in ``privacy_``).
     privacy_level : {"edge", "node"}, default="edge"
@@ -142,6 +144,12 @@ class GAPClassifier(BaseDPClassifier):
     verbose : bool, default=False
         One progress bar per training run with the loss and running epsilon. The printed
         loss is not covered (``privacy_`` says so).
+    private_diagnostics : bool, default=False
+        Also keep in ``history_`` the per-epoch loss and training accuracy where they are
+        computed without noise on protected data (node level): not covered by the
+        guarantee (``privacy_.not_covered`` then says so). False: there they are None.
+        At edge level (features and labels public; the classifier reads the noisy
+        aggregations) and with ``epsilon=np.inf`` the history is kept whole either way.
 
     Attributes
     ----------
@@ -156,7 +164,8 @@ class GAPClassifier(BaseDPClassifier):
     privacy_ : PrivacyReport
     history_ : list of dict
         One record per epoch of the ``"encoder"`` stage, then of the ``"classifier"``
-        stage (none with the vote head), with the running epsilon (not covered).
+        stage (none with the vote head), with the running epsilon (see
+        ``private_diagnostics``).
     encoder_ : GAPEncoder
     module_ : GAPClassificationModule or None
         None with the vote head, which trains no classifier.
@@ -193,7 +202,8 @@ class GAPClassifier(BaseDPClassifier):
                  activation="selu", head="auto",
                  epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=30,
                  max_in_degree=None, max_grad_norm=1.0, dropout=None,
-                 validation_fraction="auto", random_state=None, device="auto", verbose=False):
+                 validation_fraction="auto", random_state=None, device="auto", verbose=False,
+                 private_diagnostics=False):
         self.__dict__.update((k, v) for k, v in locals().items() if k != "self")  # as given
 
     _progressive = False  # ProGAPClassifier: one aggregation per stage
@@ -202,6 +212,8 @@ class GAPClassifier(BaseDPClassifier):
         return self.privacy_level == "edge" or math.isinf(self.epsilon)
 
     _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
+    #: At edge level the encoder reads public data and the classifier the noisy sums.
+    _history_on_private_data = property(lambda self: not self._labels_public())
 
     @property
     def _head(self) -> str:
@@ -257,15 +269,17 @@ class GAPClassifier(BaseDPClassifier):
             return embed_nodes(module, graph)
         return with_known_labels(class_probabilities(module, graph), labelled)
 
-    def _protected_units(self, nodes: Nodes) -> int:  # every node, or the edges (1 if none)
+    def _protected_units(self, nodes: Nodes) -> int:
+        """Every node (public node set), or at edge level the possible edges: a bound on
+        the edges that reads only the public node count (the edge count is protected)."""
         g = nodes.graph
-        return g.num_nodes if self._node_unit else max(g.num_edges // (1 if g.directed else 2), 1)
+        return g.num_nodes if self._node_unit else max(possible_edges(g.num_nodes, g.directed), 1)
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> GAPPlan:
         node, held, vote = self._node_unit, self._validation_size(len(nodes)), self._vote
         n, (epochs, encoder_epochs) = len(nodes) - held, self._epochs
         return plan_gap(
-            epsilon=self.epsilon, delta=self.delta_, privacy_level=self.privacy_level,
+            epsilon=self._budget(), delta=self.delta_, privacy_level=self.privacy_level,
             hops=self._hops, directed=nodes.graph.directed, num_examples=n,
             batch_size=self.batch_size or (1024 if self._mlp_shaped else 256 if node else n),
             epochs=epochs, encoder_epochs=encoder_epochs,

@@ -47,9 +47,11 @@ class ProGAPClassifier(GAPClassifier):
         ``np.inf``: no noise and no clipping (the non-private baseline). At most 1e12 at
         edge level.
     delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * E)`` (E edges, an
-        undirected edge counted once) at edge level and ``1 / (10 * num_nodes)`` at node
-        level; the value used is ``delta_``.
+        Delta of the guarantee, in ``(0, 1)``. None uses, at edge level,
+        ``1 / (10 * P)`` with P the number of possible edges, ``N (N - 1) / 2`` for N nodes
+        (``N (N - 1)`` if directed): below 1/E for every graph, and read from the public
+        node count only, never from the protected edges. At node level ``1 / (10 * N)``
+        (the node set is public). The value used is ``delta_``.
     classes : array-like, default=None
         The public label set; None reads it from ``y`` (stated in ``privacy_``).
     privacy_level : {"edge", "node"}, default="edge"
@@ -129,6 +131,12 @@ class ProGAPClassifier(GAPClassifier):
     verbose : bool, default=False
         One progress bar per training run with the loss and running epsilon. The printed
         loss is not covered (``privacy_`` says so).
+    private_diagnostics : bool, default=False
+        Also keep in ``history_`` the per-epoch loss and training accuracy where they are
+        computed without noise on protected data (node level): not covered by the
+        guarantee (``privacy_.not_covered`` then says so). False: there they are None.
+        At edge level (features and labels public; the classifier reads the noisy
+        aggregations) and with ``epsilon=np.inf`` the history is kept whole either way.
 
     Attributes
     ----------
@@ -150,7 +158,7 @@ class ProGAPClassifier(GAPClassifier):
         The last stage.
     history_ : list of dict
         Per-epoch records of every stage (``stage`` is ``"stage 0"`` .. ``"stage K"``),
-        with the running epsilon (not covered by the guarantee).
+        with the running epsilon (see ``private_diagnostics``).
 
     Examples
     --------

@@ -62,12 +62,19 @@ class RGNNClassifier(BaseDPClassifier):
         :math:`m`, the features each node reports through GRR-FS, capped at the number of
         encoded features ``d`` (the split uses the capped value, so the whole ``epsilon``
         is spent). A larger :math:`m` leaves less budget per feature.
+    feature_type : {"binary", "continuous"}, default="binary"
+        The public schema of the node features, stated here and never read from the
+        data. ``"binary"`` (bag-of-words features, as in the shared datasets): every
+        value must be 0 or 1, and ``fit`` (or ``predict`` on a new graph) refuses any
+        other value by name. ``"continuous"``: every column is cut into 4 bins over
+        ``feature_range``.
     feature_group_size : int, default=None
         OR-group this many binary columns into one feature before randomisation (Cora
-        25, Facebook 100); None: no grouping. It changes ``d``, not the total budget.
+        25, Facebook 100); None: no grouping. Only with ``feature_type="binary"``. It
+        changes ``d``, not the total budget.
     feature_range : tuple (low, high), default=(-1.5, 1.5)
-        Public range of the 4 bins of non-binary features (values outside go to the end
-        bins), never read from the data; suits standardised features.
+        Public range of the 4 bins of ``feature_type="continuous"`` (values outside go
+        to the end bins), never read from the data; suits standardised features.
     feature_hops : int or "auto", default="auto"
         Rounds (>= 0) of neighbourhood means in the feature reconstruction.
         ``"auto"``: the most rounds, up to 16 (the paper's), before the means cover half
@@ -160,6 +167,10 @@ class RGNNClassifier(BaseDPClassifier):
     verbose : bool, default=False
         Show a progress bar with the loss and epsilon (spent before training); the
         output is stated as not covered in ``privacy_``.
+    private_diagnostics : bool, default=False
+        The shared switch for noise-free diagnostics in ``history_``. RGNN's history is
+        computed from the randomised reports only (post-processing, covered), so it is
+        kept whole either way.
 
     Attributes
     ----------
@@ -209,8 +220,8 @@ class RGNNClassifier(BaseDPClassifier):
     >>> from skdpgraph import RGNNClassifier
     >>> from skdpgraph.datasets import make_csbm
     >>> data = make_csbm(n_nodes=300, random_state=0)
-    >>> clf = RGNNClassifier(epsilon=12.0, epsilon_labels=2.0, epochs=20,
-    ...                      random_state=0).fit(data.nodes()[:150], data.y[:150])
+    >>> clf = RGNNClassifier(epsilon=12.0, epsilon_labels=2.0, feature_type="continuous",
+    ...                      epochs=20, random_state=0).fit(data.nodes()[:150], data.y[:150])
     >>> clf.epsilon_spent_, clf.epsilon_per_feature_  # m * eps_x + eps_y = 10 * 1 + 2
     (12.0, 1.0)
     >>> clf.predict(data.nodes()[150:]).shape
@@ -229,6 +240,7 @@ class RGNNClassifier(BaseDPClassifier):
         "feature_group_size": [Interval(Integral, 1, None, closed="left"), None],
         "llp_weight": [Interval(Real, 0, None, closed="left")], "feature_range": [tuple],
         "conv": [StrOptions(set(CONVS))],
+        "feature_type": [StrOptions({"binary", "continuous"})],
         "label_loss": [StrOptions({"auto", "forward", "reconstructed"})],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
@@ -240,16 +252,19 @@ class RGNNClassifier(BaseDPClassifier):
     _history_on_private_data = False  # computed from the randomised reports only
 
     def __init__(self, *, epsilon=13.0, epsilon_per_feature=None, epsilon_labels=None,
-                 classes=None, n_sampled_features=10, feature_group_size=None,
+                 classes=None, n_sampled_features=10, feature_type="binary",
+                 feature_group_size=None,
                  feature_range=(-1.5, 1.5), feature_hops="auto", label_hops="auto",
                  label_loss="auto", n_clusters=16, llp_weight=0.1, conv="sage",
                  ensemble_size=5, standardize="auto", hidden_dim=16, num_layers=2, dropout=0.5,
                  epochs=100, lr=0.01,
                  max_grad_norm=None, validation_fraction=None,
-                 randomize=True, random_state=None, device="auto", verbose=False):
+                 randomize=True, random_state=None, device="auto", verbose=False,
+                 private_diagnostics=False):
         self.epsilon = epsilon
         self.epsilon_per_feature, self.epsilon_labels = epsilon_per_feature, epsilon_labels
         self.classes, self.n_sampled_features = classes, n_sampled_features
+        self.feature_type = feature_type
         self.feature_group_size, self.feature_range = feature_group_size, feature_range
         self.feature_hops, self.label_hops, self.n_clusters = feature_hops, label_hops, n_clusters
         self.label_loss, self.ensemble_size = label_loss, ensemble_size
@@ -259,6 +274,7 @@ class RGNNClassifier(BaseDPClassifier):
         self.max_grad_norm, self.validation_fraction = max_grad_norm, validation_fraction
         self.randomize, self.random_state, self.device = randomize, random_state, device
         self.verbose = verbose
+        self.private_diagnostics = private_diagnostics
 
     _protected_units = staticmethod(lambda nodes: 0)  # pure local DP: delta 0
 
@@ -268,12 +284,14 @@ class RGNNClassifier(BaseDPClassifier):
 
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
         self.feature_encoder_, self.domain_sizes_ = feature_schema(
-            nodes.graph.x, randomize=self.randomize, group_size=self.feature_group_size,
-            feature_range=self.feature_range, name="RGNNClassifier")
+            nodes.graph.x, randomize=self.randomize, feature_type=self.feature_type,
+            group_size=self.feature_group_size, feature_range=self.feature_range,
+            name="RGNNClassifier")
         self.n_sampled_features_ = min(self.n_sampled_features, self.domain_sizes_.size)
         self.epsilon_per_feature_, self.epsilon_labels_ = split_local_budget(
-            self.epsilon, self.n_sampled_features_, epsilon_per_feature=self.epsilon_per_feature,
-            epsilon_labels=self.epsilon_labels, context="RGNNClassifier")
+            self._budget(), self.n_sampled_features_,
+            epsilon_per_feature=_as_float(self.epsilon_per_feature),
+            epsilon_labels=_as_float(self.epsilon_labels), context="RGNNClassifier")
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> LocalDPPlan:
         return plan_local_grr(n_features=self.domain_sizes_.size,
@@ -435,9 +453,24 @@ class RGNNClassifier(BaseDPClassifier):
 
     def _assumptions(self, plan, nodes: Nodes) -> tuple[str, ...]:
         return ("graph structure is public", "each node reports once (duplicates are refused)",
-                "the feature schema is public: binary or not is read from the data; non-binary "
-                f"features are cut into 4 bins over feature_range={tuple(self.feature_range)} "
-                "(values outside go to the end bins), never over the data's own bounds")
+                self._schema_assumption())
+
+    def _schema_assumption(self) -> str:
+        if not self.randomize:
+            return ("the features are GRR-FS reports; their domain sizes are read from the "
+                    "reports (post-processing)")
+        if self.feature_type == "binary":
+            return ("the feature schema is public and stated by the user: feature_type="
+                    "'binary' (values 0 or 1; any other value is refused), never read from "
+                    "the data")
+        return ("the feature schema is public and stated by the user: feature_type="
+                f"'continuous', 4 bins over feature_range={tuple(self.feature_range)} (values "
+                "outside go to the end bins), never read from the data")
+
+
+def _as_float(value: float | None) -> float | None:
+    """A budget part as a Python float (a NumPy scalar's rounding would differ), or None."""
+    return None if value is None else float(value)
 
 
 def _standardization(x: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -19,26 +19,6 @@ from skdpgraph.privacy import PrivacyReport, report_from_plan
 __all__ = ["planned_privacy", "checked_plan"]
 
 
-class _Planned(Exception):
-    """Raised in place of training: carries the checked plan and the report it would give."""
-
-    def __init__(self, plan: Any, report: PrivacyReport):
-        super().__init__("planned")
-        self.plan, self.report = plan, report
-
-
-def _stop_before_training(probe: Any) -> Any:
-    """A ``_train`` that raises the checked plan's report instead of reading the data."""
-
-    def stop(nodes, y, plan, streams):
-        unit, relation = probe._unit_and_relation(nodes.graph)
-        raise _Planned(plan, report_from_plan(
-            plan, estimator=type(probe).__name__, unit=unit, relation=relation,
-            delta=probe.delta_, epsilon=probe._planned_epsilon_, inference=""))
-
-    return stop
-
-
 def _final_step(estimator: Any, X: Any, y: Any) -> tuple[Any, Any]:
     """The estimator to plan and the nodes it would be fitted on (after free steps)."""
     if not isinstance(estimator, Pipeline):
@@ -62,7 +42,8 @@ def planned_privacy(estimator: Any, X: Any, y: Any) -> PrivacyReport:
 
     A clone of ``estimator`` runs the fit sequence up to its budget check (data
     validation, the default delta, the plan from public quantities, ``check_plan``) and
-    stops where training would start. Nothing is trained and nothing is released.
+    stops where training would start. Nothing is trained, nothing is released, and no
+    privacy ledger records or refuses anything.
 
     Parameters
     ----------
@@ -85,8 +66,8 @@ def planned_privacy(estimator: Any, X: Any, y: Any) -> PrivacyReport:
     PrivacyBudgetError
         If the plan exceeds the estimator's own ``epsilon``, as ``fit`` would raise.
     TypeError
-        If the estimator does not follow the skdpgraph fit sequence (it has no
-        ``_train`` step), or a Pipeline step before it is not free to fit.
+        If the estimator does not follow the skdpgraph fit sequence (it is not a
+        ``BaseDPClassifier``), or a Pipeline step before it is not free to fit.
 
     Examples
     --------
@@ -111,9 +92,8 @@ def checked_plan(estimator: Any, X: Any, y: Any) -> tuple[Any, PrivacyReport]:
             f"BaseDPClassifier); got {type(final).__name__}. DPNodeClassifier: plan the "
             "estimator it chooses (choice_) instead.")
     probe = clone(final)
-    probe._train = _stop_before_training(probe)
-    try:
-        probe.fit(nodes, y)
-    except _Planned as planned:
-        return planned.plan, planned.report
-    raise RuntimeError(f"planned_privacy: {type(final).__name__}.fit returned without training.")
+    nodes, _, plan, epsilon = probe._checked_plan(nodes, y)
+    unit, relation = probe._unit_and_relation(nodes.graph)
+    return plan, report_from_plan(plan, estimator=type(probe).__name__, unit=unit,
+                                  relation=relation, delta=probe.delta_, epsilon=epsilon,
+                                  inference="")

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from skdpgraph._random import RandomStreams
 from skdpgraph._validation import Interval, fit_context
-from skdpgraph.preprocessing._encoder import CategoricalFeatureEncoder
+from skdpgraph.preprocessing._encoder import CategoricalFeatureEncoder, check_binary
 from skdpgraph.privacy import grr_fs_epsilon, grr_fs_randomize, grr_randomize
 
 __all__ = ["GRRFeatureRandomizer", "GRRLabelRandomizer", "client_generators", "feature_schema",
@@ -33,18 +33,23 @@ def client_generators(streams: RandomStreams) -> tuple[np.random.Generator, np.r
     return streams.numpy("clients"), streams.numpy("clients")
 
 
-def feature_schema(x: Any, *, randomize: bool, group_size: int | None,
+def feature_schema(x: Any, *, randomize: bool, feature_type: str, group_size: int | None,
                    feature_range: tuple, name: str
                    ) -> tuple[CategoricalFeatureEncoder | None, np.ndarray]:
     """The public schema of the clients' features: ``(encoder, domain sizes)``.
 
-    ``randomize=True``: a :class:`CategoricalFeatureEncoder` with ``group_size`` and the
-    public ``feature_range`` (whether ``x`` is binary is read from it; no bound is).
-    False: ``x`` already holds GRR-FS codes; the encoder is None and the domain sizes
-    are ``max(code) + 1`` per column (at least 2), post-processing of the reports.
+    ``randomize=True``: a :class:`CategoricalFeatureEncoder` with the stated
+    ``feature_type``, ``group_size`` and public ``feature_range``; nothing of it is read
+    from ``x``, whose values are only checked against it (a value outside {0, 1} under
+    ``feature_type="binary"`` is refused, by ``name``). False: ``x`` already holds GRR-FS
+    codes; the encoder is None and the domain sizes are ``max(code) + 1`` per column (at
+    least 2), post-processing of the reports.
     """
     if randomize:
-        encoder = CategoricalFeatureEncoder(group_size=group_size, feature_range=feature_range)
+        if feature_type == "binary":
+            check_binary(x, name)
+        encoder = CategoricalFeatureEncoder(feature_type=feature_type, group_size=group_size,
+                                            feature_range=feature_range)
         return encoder.fit(x), encoder.domain_sizes_
     codes = check_codes(x.toarray() if hasattr(x, "toarray") else x, name)
     return None, np.maximum(codes.max(axis=0) + 1, 2)

@@ -344,7 +344,10 @@ class GAPPlan:
                    "classifier are trained on them without noise, and validation_fraction's "
                    "epoch selection uses them; only the edges are protected",)
             if default_delta:
-                out += ("the number of edges, which sets the default delta 1/(10 E), is public",)
+                out += ("delta=None: the default delta 1/(10 P) reads only the public number of "
+                        "nodes N: P = N(N-1)/2 possible undirected edges (N(N-1) directed) "
+                        "bounds the number of edges of every graph on these nodes, which "
+                        "stays protected",)
             return out
         return (
             f"every node's {self._degree_bound} (the degree sampler is then the identity); "

@@ -61,7 +61,7 @@ def test_graph_convolution_type_is_conv_everywhere():
 # ---------------------------------------------------------------- history_
 @pytest.mark.parametrize("name", list(FAST))
 def test_history_is_one_table_with_the_same_columns(name, data):
-    est = make(name, random_state=0).fit(*data)
+    est = make(name, random_state=0, private_diagnostics=True).fit(*data)
     table = pd.DataFrame(est.history_)
     assert list(table.columns) == COLUMNS
     stages = _stages(name)
@@ -111,7 +111,7 @@ def _final_bars(err: str) -> dict[str, str]:
 @pytest.mark.parametrize("name", list(FAST))
 def test_verbose_shows_one_bar_per_stage_with_loss_and_epsilon(name, data, capfd, monkeypatch):
     monkeypatch.setattr(_progress, "_redraws_in_place", lambda stream: True)  # a terminal
-    est = make(name, random_state=0, verbose=True).fit(*data)
+    est = make(name, random_state=0, verbose=True, private_diagnostics=True).fit(*data)
     out, err = capfd.readouterr()
     bars = _final_bars(err)
     cls = type(est).__name__
@@ -146,7 +146,8 @@ def test_cuda_device_without_cuda_names_the_parameter_and_value(device):
 def test_cuda_index_is_a_valid_device_parameter(cls, data):
     """'cuda:1' passes parameter validation; here, without CUDA, fit says why it fails."""
     with pytest.raises(ValueError, match=r"device='cuda:1' but CUDA is not available"):
-        cls(device="cuda:1").fit(*data)
+        cls(device="cuda:1").set_params(**(  # the fixture's CSBM features are continuous
+            {"feature_type": "continuous"} if cls is skdpgraph.RGNNClassifier else {})).fit(*data)
 
 
 @pytest.mark.parametrize("device", ["gpu", "cuda:x"])

@@ -72,7 +72,8 @@ def test_edge_level_epsilon_is_the_analytic_gaussian_bound(data, epsilon, hops):
     X, y, _, _ = _split(data)
     clf = GAPClassifier(epsilon=epsilon, hops=hops, **FAST).fit(X, y)
     graph = data.graph
-    assert clf.delta_ == pytest.approx(1 / (10 * graph.num_edges / 2))
+    n = graph.num_nodes  # the default: 1/10 over the possible undirected edges
+    assert clf.delta_ == pytest.approx(1 / (10 * n * (n - 1) / 2))
     assert clf.sensitivity_ == pytest.approx(np.sqrt(2))
     assert clf.epsilon_spent_ <= epsilon
     multiplier = clf.noise_multiplier_ / np.sqrt(hops)  # K Gaussians = one Gaussian
@@ -85,7 +86,8 @@ def test_directed_graph_protects_one_directed_edge(data):
     graph = Graph(data.graph.edge_index, data.graph.x, directed=True)
     clf = GAPClassifier(epsilon=2.0, **FAST).fit(graph.nodes()[:200], data.y[:200])
     assert clf.sensitivity_ == 1.0 and "directed edge" in clf.privacy_.unit
-    assert clf.delta_ == pytest.approx(1 / (10 * graph.num_edges))
+    n = graph.num_nodes  # the default: 1/10 over the possible directed edges
+    assert clf.delta_ == pytest.approx(1 / (10 * n * (n - 1)))
 
 
 @pytest.mark.parametrize("epsilon", [2.0, 8.0, 16.0])

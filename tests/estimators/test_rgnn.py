@@ -95,7 +95,7 @@ def test_learns_on_csbm_and_beats_the_noisy_baseline():
     data = make_csbm(n_nodes=600, random_state=1)
     train, test = np.arange(0, 600, 2), np.arange(1, 600, 2)
     kw = dict(epsilon=11.0, epsilon_labels=1.0, label_hops=2, epochs=60,  # eps_x = 1, m = 10
-              random_state=0)
+              feature_type="continuous", random_state=0)
     rgnn = RGNNClassifier(**kw).fit(data.graph.nodes(train), data.y[train])
     noisy = RGNNClassifier(**{**kw, "feature_hops": 0, "label_hops": 0, "llp_weight": 0.0}).fit(
         data.graph.nodes(train), data.y[train])
@@ -172,7 +172,8 @@ def test_no_exact_data_bounds_in_the_fitted_estimator():
     data = make_csbm(n_nodes=200, n_features=6, random_state=3)
     x = data.graph.features()
     bounds = np.concatenate([x.min(axis=0), x.max(axis=0)]).astype(np.float64)
-    clf = RGNNClassifier(random_state=0, **FAST).fit(data.graph.nodes(range(100)), data.y[:100])
+    clf = RGNNClassifier(feature_type="continuous", random_state=0, **FAST).fit(
+        data.graph.nodes(range(100)), data.y[:100])
     floats = []
 
     def collect(obj, depth=0):
@@ -199,7 +200,8 @@ def test_feature_range_is_validated(binary_data):
     graph, y, train = binary_data
     continuous = Graph(graph.edge_index, graph.features() * 0.5 + 0.1)
     with pytest.raises(ValueError, match="feature_range must be"):
-        RGNNClassifier(feature_range=(1.0, 1.0), **FAST).fit(continuous.nodes(train), y[train])
+        RGNNClassifier(feature_type="continuous", feature_range=(1.0, 1.0), **FAST).fit(
+            continuous.nodes(train), y[train])
 
 
 def test_plan_checked_against_both_budgets_before_the_clients_randomise(binary_data,
@@ -331,7 +333,7 @@ def test_small_dense_graph_never_collapses_across_seeds():
         data = make_csbm(n_nodes=300, random_state=seed)
         X_tr, X_te, y_tr, y_te = train_test_split(data.nodes(), data.y, test_size=0.3,
                                                   stratify=data.y, random_state=seed)
-        clf = RGNNClassifier(random_state=seed).fit(X_tr, y_tr)
+        clf = RGNNClassifier(feature_type="continuous", random_state=seed).fit(X_tr, y_tr)
         accuracies.append(clf.score(X_te, y_te))
         assert clf.label_hops_ <= clf.feature_hops_ < 16
     assert min(accuracies) > 0.9, accuracies
@@ -459,9 +461,10 @@ def test_sage_reads_the_csr_adjacency_as_it_reads_the_edge_list(monkeypatch):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
     # The whole fit on the edge list agrees up to float rounding.
     data = make_csbm(n_nodes=300, random_state=1)
-    fitted = [RGNNClassifier(random_state=0, **FAST).fit(data.nodes()[:150], data.y[:150])]
+    kw = dict(feature_type="continuous", random_state=0, **FAST)
+    fitted = [RGNNClassifier(**kw).fit(data.nodes()[:150], data.y[:150])]
     monkeypatch.setattr(rgnn_module, "_structure", lambda g, conv: torch.tensor(g.edge_index))
-    fitted.append(RGNNClassifier(random_state=0, **FAST).fit(data.nodes()[:150], data.y[:150]))
+    fitted.append(RGNNClassifier(**kw).fit(data.nodes()[:150], data.y[:150]))
     np.testing.assert_allclose(*(c.predict_proba(data.nodes()) for c in fitted), atol=1e-4)
 
 
@@ -520,7 +523,8 @@ def test_auto_label_hops_drop_the_rounds_when_the_held_out_labels_say_so():
     # labels only blur them. The old rule kept the searched rounds (2 here); "auto" now
     # fits one GNN each way and keeps 0, which is ahead on the held-out noisy labels.
     data, train, test = _heterophilous_data()
-    kw = dict(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=50, random_state=1)
+    kw = dict(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=50,
+              feature_type="continuous", random_state=1)
     auto = RGNNClassifier(**kw).fit(data.nodes()[train], data.y[train])
     searched = rgnn_module.propagation_hops(rgnn_module.mean_propagation_operator(data.graph))
     assert searched > 0 and set(auto.label_hops_scores_) == {0, searched}
@@ -565,7 +569,8 @@ def _label_means_seen(monkeypatch, split=None):
         return kept, held
     monkeypatch.setattr(rgnn_module, "holdout_split", recording_split)
     RGNNClassifier(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=5,
-                   random_state=1).fit(data.nodes()[train], data.y[train])
+                   feature_type="continuous", random_state=1).fit(data.nodes()[train],
+                                                                  data.y[train])
     return held_out[0], fed
 
 
@@ -600,7 +605,8 @@ def test_auto_label_hops_otherwise_take_the_rounds_the_held_out_reports_pick(mon
         return picked[-1]
     monkeypatch.setattr(rgnn_module, "held_out_label_hops", recording)
     clf = RGNNClassifier(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=5,
-                         random_state=1).fit(data.nodes()[train], data.y[train])
+                         feature_type="continuous", random_state=1).fit(data.nodes()[train],
+                                                                        data.y[train])
     assert len(picked) == 1 and clf.label_hops_ == picked[0] >= 1
     averaged, scored = averaged_and_scored[0]
     assert len(scored) == 100 and not averaged & scored  # a report is averaged or scored
