@@ -48,6 +48,9 @@ sphinx_gallery_conf = {
     "filename_pattern": r"\.py$",
     "plot_gallery": os.environ.get("SKDPGRAPH_DOCS_RUN_EXAMPLES", "1") != "0",
     "download_all_examples": False,
+    # The timing pages load jQuery and DataTables from CDNs; the built pages load nothing
+    # from the network.
+    "write_computation_times": False,
 }
 
 templates_path = ["_templates"]
@@ -61,8 +64,9 @@ html_css_files = ["skdpgraph.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "header_links_before_dropdown": 6,
+    "header_links_before_dropdown": 4,
     # No icon links or analytics: the built pages load nothing from the network.
     "icon_links": [],
 }
-html_sidebars = {"**": ["sidebar-nav-bs"]}
+# The user guide pages have no subpages: no left column, so code and tables get the width.
+html_sidebars = {"**": [], "auto_examples/*": ["sidebar-nav-bs"]}
