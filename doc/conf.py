@@ -69,4 +69,4 @@ html_theme_options = {
     "icon_links": [],
 }
 # The user guide pages have no subpages: no left column, so code and tables get the width.
-html_sidebars = {"**": [], "auto_examples/*": ["sidebar-nav-bs"]}
+html_sidebars = {"*": [], "user_guide/*": []}
