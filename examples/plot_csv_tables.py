@@ -95,13 +95,13 @@ table.to_csv(folder / "nodes_labelled.csv", index=False)
 print(table[["id", "f0", "interest", "split"]].head(3))
 
 # %%
-# Then, in a shell (``--estimator dpnode`` is :class:`~skdpgraph.DPNodeClassifier`, the
-# front door; ``gap``, ``dpmlp``... name the estimators behind it):
+# Then, in a shell (``--estimator gap`` is :class:`~skdpgraph.GAPClassifier`, as above;
+# ``dpmlp``, ``drw``... name the others):
 #
 # .. code-block:: bash
 #
 #    skdpgraph fit --nodes nodes_labelled.csv --edges edges.csv --label-column interest \
-#        --split-column split --estimator dpnode --param unit=edge --epsilon 4 \
+#        --split-column split --estimator gap --epsilon 4 \
 #        --model model.joblib --report-json fit-report.json
 #    skdpgraph predict --nodes nodes_labelled.csv --edges edges.csv --label-column interest \
 #        --model model.joblib --output predictions.csv
