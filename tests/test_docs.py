@@ -318,3 +318,14 @@ def test_command_line_guide_covers_the_commands():
     for command in ("skdpgraph fit", "skdpgraph predict", "skdpgraph evaluate"):
         assert command in text, f"the command-line guide does not show {command!r}"
     assert "user_guide/command_line" in (ROOT / "doc" / "index.rst").read_text()
+
+
+def test_built_pages_name_no_work_log(built_html):
+    """What the reader sees, docstrings and gallery included, names no development work log."""
+    html, result = built_html
+    assert result.returncode == 0, result.stderr
+    found = []
+    for page in html.rglob("*.html"):
+        text = re.sub(r'(?:id|href)="[^"]*"', "", page.read_text(errors="replace"))  # anchors
+        found += [f"{page.relative_to(html)}: {name}" for name in work_log_names(text)]
+    assert found == [], "built pages name a development work log:\n" + "\n".join(found[:20])
