@@ -68,5 +68,5 @@ html_theme_options = {
     # No icon links or analytics: the built pages load nothing from the network.
     "icon_links": [],
 }
-# The user guide pages have no subpages: no left column, so code and tables get the width.
-html_sidebars = {"*": [], "user_guide/*": []}
+# No left column: code and tables get the width (the gallery has its own index page).
+html_sidebars = {"**": []}
