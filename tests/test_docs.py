@@ -307,8 +307,8 @@ def test_front_door_leads(page):
     text = (ROOT / "doc" / f"{page}.rst").read_text()
     first = text.find("DPNodeClassifier(unit=")
     assert first >= 0, f"doc/{page}.rst does not show DPNodeClassifier(unit=..., epsilon=...)"
-    others = [text.find(name) for name in ("GAPClassifier", "DPMLPClassifier", "DRWClassifier",
-                                            "RGNNClassifier") if name in text]
+    names = ("GAPClassifier", "DPMLPClassifier", "DRWClassifier", "RGNNClassifier")
+    others = [text.find(name) for name in names if name in text]
     assert all(first < position for position in others), (
         f"doc/{page}.rst names another estimator before the front door")
 
