@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FDPClassifier benchmarks (issue 4). Run from the repository root with the venv active.
+# FDPClassifier benchmarks. Run from the repository root with the venv active.
 # Cora, Planetoid public split, epsilon 8 (delta 1e-5 as in the DRW paper), vs the DRW paper's
 # FDP numbers (17.1-23.2). Settings within the DRW paper's FDP grid: K=2, batch 70 of 140.
 set -euo pipefail

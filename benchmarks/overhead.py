@@ -26,7 +26,7 @@ machine moves less than it moves means.
 Besides the whole fit, the time spent inside ``train_dpsgd`` (the DP-SGD loop, every
 stage) is recorded, and each record says how many steps the loop took, so the two fits'
 schedules can be checked to match. ``--profile`` adds a cProfile breakdown (top functions
-by cumulative and own time) of one private DP-MLP fit. Target (issue 15): every private
+by cumulative and own time) of one private DP-MLP fit. Target: every private
 fit at most 1.3x the non-private one. RGNN is not here: it trains without DP-SGD (its
 privacy is local, spent before training).
 """

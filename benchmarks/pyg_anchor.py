@@ -20,8 +20,8 @@ encoder's and its classifier's, ProGAP each of its K + 1 stages', RGNN each of i
 ``ensemble_size`` GNNs' (``ratio``). The time the anchor took to reach the classifier's
 epochs alone is recorded too (``ratio_classifier_epochs``: the estimator against one model
 trained once, the reading of earlier runs). The anchor's time includes turning the graph
-into tensors. Ratios, not absolute times, are what to read on a shared machine. Targets
-(issue 15): edge-level GAP at most 1.2x its GCN, the others within 2x.
+into tensors. Ratios, not absolute times, are what to read on a shared machine.
+Targets: edge-level GAP at most 1.2x its GCN, the others within 2x.
 """
 
 import argparse

@@ -33,7 +33,8 @@ def table(result: dict) -> str:
         if estimator not in order:
             order.append(estimator)
         budgets.add(epsilon)
-        cells[estimator][epsilon] = (f"{100 * row['test_accuracy_mean']:.1f} ± "
+        # Non-breaking spaces keep a cell on one line in a narrow column.
+        cells[estimator][epsilon] = (f"{100 * row['test_accuracy_mean']:.1f}\u00a0±\u00a0"
                                      f"{100 * row['test_accuracy_std']:.1f}")
     budgets = sorted(budgets)
     config = result.get("config", {})

@@ -16,7 +16,7 @@ defaults, takes those two inputs (the encoder's output and the vote release paid
 Same 75/10/15 splits as ``sweep.py``::
 
     python benchmarks/vote_combiner.py --dataset amazon_computers --seeds 5 \\
-        --out benchmarks/results/vote-combiner-s15.jsonl
+        --out benchmarks/results/vote-combiner-gap-node-eps8.jsonl
 """
 
 import argparse

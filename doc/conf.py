@@ -19,6 +19,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax served from _static/mathjax (the PyPI package bundles it): math renders offline.
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -46,9 +48,25 @@ sphinx_gallery_conf = {
     "filename_pattern": r"\.py$",
     "plot_gallery": os.environ.get("SKDPGRAPH_DOCS_RUN_EXAMPLES", "1") != "0",
     "download_all_examples": False,
+    # The timing pages load jQuery and DataTables from CDNs; the built pages load nothing
+    # from the network.
+    "write_computation_times": False,
 }
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
-html_theme = "alabaster"
+# results_numbers.inc is included by the pages that quote results, never a page itself.
+exclude_patterns += ["user_guide/*.inc"]
+html_theme = "pydata_sphinx_theme"
 html_title = f"skdpgraph {release}"
+html_static_path = ["_static"]
+html_css_files = ["skdpgraph.css"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 4,
+    # No icon links or analytics: the built pages load nothing from the network.
+    "icon_links": [],
+}
+# No left column: code and tables get the width (the gallery has its own index page).
+html_sidebars = {"**": []}

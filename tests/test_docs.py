@@ -162,3 +162,171 @@ def test_progap_parameter_entries_are_gaps():
     assert differ == PROGAP_OWN_ENTRIES, (
         f"ProGAPClassifier's entries differ from GAPClassifier's for {differ}; only "
         f"{PROGAP_OWN_ENTRIES} should (copy GAP's text or update PROGAP_OWN_ENTRIES)")
+
+
+# --- what the pages say: no work log, numbers from the records, nothing from the network --
+
+# Page sources a reader sees: the Sphinx sources and the README.
+DOC_SOURCES = sorted([*ROOT.glob("doc/**/*.rst"), *ROOT.glob("doc/**/*.inc"),
+                      ROOT / "README.md"])
+# Names of a development work log, not of what a page or a result file holds.
+WORK_LOG = re.compile(r"issue ?\d+|session ?\d+|-s\d+\.|[-_](?:before|after)[-_.]",
+                      re.IGNORECASE)
+
+
+def work_log_names(text: str) -> list[str]:
+    """The work-log names in ``text`` (``issue13-...``, ``...-s10.json``, ``-before.json``)."""
+    return [match.group(0) for match in WORK_LOG.finditer(text)]
+
+
+def test_work_log_pattern_catches_work_log_names():
+    found = work_log_names("see issue3-gap.json, Issue 37, session 14, overhead-s10.json, "
+                           "cora-before-x.json and run-after.log")
+    assert found == ["issue3", "Issue 37", "session 14", "-s10.", "-before-", "-after."]
+    assert work_log_names("check before spending; one after the other; seeds1-4.json") == []
+
+
+@pytest.mark.parametrize("path", DOC_SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_doc_pages_name_no_work_log(path):
+    """Pages state results, methods and commands: no issue, session or before/after names."""
+    lines = [f"{number}: {line.strip()}" for number, line in
+             enumerate(path.read_text().splitlines(), 1) if work_log_names(line)]
+    assert lines == [], f"{path.relative_to(ROOT)} names a development work log:\n" + "\n".join(
+        lines)
+
+
+def _load_benchmark(name: str):
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_guide_numbers_are_the_records(tmp_path, monkeypatch):
+    """Every generated number file equals what the tools write from benchmarks/results."""
+    numbers = _load_benchmark("doc_numbers")
+    assert numbers.INC.read_text() == numbers.substitutions(), (
+        "doc/user_guide/results_numbers.inc differs from the records: "
+        "run python benchmarks/doc_numbers.py")
+    readme = numbers.README.read_text()
+    assert readme == numbers.readme_text(readme), (
+        "README.md's results table differs from the records: run python benchmarks/doc_numbers.py")
+    table = _load_benchmark("utility_table")
+    out = tmp_path / "tables.inc"
+    monkeypatch.chdir(ROOT)  # the tables name their files relative to the repository
+    table.main([path.relative_to(ROOT).as_posix() for path in
+                sorted((ROOT / "benchmarks/results/utility").glob("*.json"))] + ["--out", str(out)])
+    assert out.read_text() == (ROOT / "doc/user_guide/privacy_utility_tables.inc").read_text()
+    scaling_page = (ROOT / "doc/user_guide/scaling.rst").read_text()
+    command = re.search(r"python \.\./scaling\.py --table (.*?)\\\n\s*> ", scaling_page, re.S)
+    assert command, "scaling.rst no longer shows the command that writes scaling_table.inc"
+    files = []
+    for word in command.group(1).replace("\\\n", " ").split():
+        stem = re.fullmatch(r"(.*)\{(.*)\}(.*)", word)
+        files += ([stem.group(1) + part + stem.group(3) for part in stem.group(2).split(",")]
+                  if stem else [word])
+    scaling = _load_benchmark("scaling")
+    expected = scaling.rst_table([str(ROOT / "benchmarks/results" / name) for name in files])
+    assert (ROOT / "doc/user_guide/scaling_table.inc").read_text() == expected + "\n"
+
+
+# The guide pages whose results come from the records; README's table is checked above.
+NUMBERED_PAGES = ["which_guarantee", "defaults", "privacy_utility", "scaling"]
+
+
+def _prose(text: str) -> str:
+    """``text`` without code blocks, literals, math and substitution references."""
+    kept, block_indent = [], None
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if block_indent is not None:
+            if line.strip() == "" or indent > block_indent:
+                continue
+            block_indent = None
+        if re.match(r"\s*\.\. (code-block|code|math|include)::", line) or (
+                line.rstrip().endswith("::") and not line.lstrip().startswith(".. ")):
+            block_indent = indent
+            if not line.rstrip().endswith("::") or line.lstrip().startswith(".. "):
+                continue
+        kept.append(line)
+    prose = "\n".join(kept)
+    for pattern in (r"``.*?``", r":math:`.*?`", r"\|[^|\s][^|]*\|", r":\w+:`.*?`"):
+        prose = re.sub(pattern, " ", prose, flags=re.S)
+    return prose
+
+
+def test_prose_filter_keeps_only_prose():
+    text = ("GAP scores |u-x| and ``lr=0.01`` at :math:`\\varepsilon=0.5`::\n\n"
+            "    python run.py --eps 0.5\n\nthen 84.9 remains.\n")
+    assert re.findall(r"\d+\.\d+", _prose(text)) == ["84.9"]
+
+
+@pytest.mark.parametrize("page", NUMBERED_PAGES)
+def test_guide_pages_quote_results_only_from_the_records(page):
+    """A decimal number in a guide page's prose is a substitution written from a record.
+
+    Numbers quoted from papers are substitutions too (``REFERENCES`` in
+    ``benchmarks/doc_numbers.py``), so a number typed into a page fails here.
+    """
+    prose = _prose((ROOT / "doc" / "user_guide" / f"{page}.rst").read_text())
+    typed = sorted(set(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", prose)))
+    assert typed == [], (f"doc/user_guide/{page}.rst types the numbers {typed}; write them "
+                         "from the records with benchmarks/doc_numbers.py")
+
+
+NETWORK = re.compile(r"""<(script|link|img|iframe|source)\b[^>]*?\b(src|href)=["']
+                         (https?:)?//""", re.VERBOSE | re.IGNORECASE)
+
+
+def test_built_pages_load_nothing_from_the_network(built_html):
+    """No script, stylesheet, font or image comes from another host (offline, MathJax too)."""
+    html, result = built_html
+    assert result.returncode == 0, result.stderr
+    problems = []
+    for page in html.rglob("*.html"):
+        text = page.read_text(errors="replace")
+        problems += [f"{page.relative_to(html)}: {m.group(0)}" for m in NETWORK.finditer(text)]
+        if re.search(r"mathjax[^\"']*\.js", text, re.I) and re.search(
+                r"cdn\.jsdelivr|cdnjs|mathjax\.org", text, re.I):
+            problems.append(f"{page.relative_to(html)}: MathJax from a CDN")
+    for sheet in html.rglob("*.css"):
+        problems += [f"{sheet.relative_to(html)}: {url}" for url in re.findall(
+            r"url\(\s*['\"]?(https?://[^)'\"]+)", sheet.read_text(errors="replace"))]
+    assert problems == [], "built pages load from the network:\n" + "\n".join(problems[:20])
+    index = (html / "index.html").read_text()
+    assert "_static/mathjax/tex-chtml.js" in (html / "user_guide" / "which_guarantee.html"
+                                              ).read_text()
+    assert index  # the index itself was read
+
+
+@pytest.mark.parametrize("page", ["index", "quickstart", "user_guide/which_guarantee"])
+def test_front_door_leads(page):
+    """The index, the quick start and the decision guide show DPNodeClassifier first."""
+    text = (ROOT / "doc" / f"{page}.rst").read_text()
+    first = text.find("DPNodeClassifier(unit=")
+    assert first >= 0, f"doc/{page}.rst does not show DPNodeClassifier(unit=..., epsilon=...)"
+    names = ("GAPClassifier", "DPMLPClassifier", "DRWClassifier", "RGNNClassifier")
+    others = [text.find(name) for name in names if name in text]
+    assert all(first < position for position in others), (
+        f"doc/{page}.rst names another estimator before the front door")
+
+
+def test_command_line_guide_covers_the_commands():
+    text = (ROOT / "doc" / "user_guide" / "command_line.rst").read_text()
+    for command in ("skdpgraph fit", "skdpgraph predict", "skdpgraph evaluate"):
+        assert command in text, f"the command-line guide does not show {command!r}"
+    assert "user_guide/command_line" in (ROOT / "doc" / "index.rst").read_text()
+
+
+def test_built_pages_name_no_work_log(built_html):
+    """What the reader sees, docstrings and gallery included, names no development work log."""
+    html, result = built_html
+    assert result.returncode == 0, result.stderr
+    found = []
+    for page in html.rglob("*.html"):
+        text = re.sub(r'(?:id|href)="[^"]*"', "", page.read_text(errors="replace"))  # anchors
+        found += [f"{page.relative_to(html)}: {name}" for name in work_log_names(text)]
+    assert found == [], "built pages name a development work log:\n" + "\n".join(found[:20])

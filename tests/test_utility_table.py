@@ -37,7 +37,7 @@ def test_more_seeds_of_a_run_join_it_and_the_cells_are_recomputed(tmp_path):
     cell = next(r for r in merged["summary"] if r["estimator"] == "a" and r["epsilon"] == 4.0)
     assert cell["test_accuracy_mean"] == pytest.approx(np.mean([0.5, 0.6, 0.8]))
     assert cell["test_accuracy_std"] == pytest.approx(np.std([0.5, 0.6, 0.8], ddof=1))
-    assert "3 seeds" in table.table(merged) and "63.3 ± 15.3" in table.table(merged)
+    assert "3 seeds" in table.table(merged) and "63.3\u00a0±\u00a015.3" in table.table(merged)
     path = tmp_path / "toy-b.json"
     path.write_text(json.dumps(files["toy-b.json"]))
     assert table.merge([(path.name, json.loads(path.read_text()))])[0][1]["summary"]

@@ -32,8 +32,8 @@ class _Choice:
 def choose(unit: str, epsilon: float) -> _Choice:
     """The estimator :class:`DPNodeClassifier` uses for ``unit`` at ``epsilon``.
 
-    The choices follow the benchmarks in ``benchmarks/results`` (defaults, mean over
-    seeds, test accuracy); each reason names them. They are public constants: choosing
+    The choices follow the privacy-utility tables of the user guide (defaults, mean test
+    accuracy over five seeds); each reason quotes them. They are public constants: choosing
     reads no data.
 
     Examples
@@ -56,21 +56,21 @@ _EDGE_REASON = (
     "GAPClassifier(privacy_level='edge'): at edge level features and labels are public, so "
     "the encoder and classifier train without noise, the aggregations propagate the labels "
     "(aggregate='auto') and only they pay; with defaults at epsilon=4 (5 seeds) it scores "
-    "89.5 on Amazon Computers, 94.8 on Amazon Photo and 75.7 on Cora (75/10/15), within "
-    "half a point of ProGAPClassifier, which trains three stages (benchmarks/results/"
-    "issue13-edge-eps4-5seeds-labels.jsonl)")
+    "89.5 on Amazon Computers, 94.8 on Amazon Photo and 90.9 on Facebook, within half a "
+    "point of ProGAPClassifier, which trains three stages (the privacy-utility tables of "
+    "the user guide)")
 _NODE_REASON = (
     "DPMLPClassifier: it never reads the edges, so it is node-level private as it stands "
     "(80.6 on Amazon Computers, 88.6 on Amazon Photo and 87.1 on Facebook at epsilon=8 with "
-    "defaults, 5 seeds; the privacy-utility tables). Node-level ProGAP (82.0, 89.5, 87.2) "
-    "and GAP's vote head (84.9, 90.8, 87.7) score higher, but their guarantees leave each "
-    "node's own aggregation row uncovered and assume the degree bound, so neither is chosen")
+    "defaults, 5 seeds; the privacy-utility tables of the user guide). Node-level ProGAP "
+    "(82.0, 89.5, 87.2) and GAP's vote head (84.9, 90.8, 87.7) score higher, but their "
+    "guarantees leave each node's own aggregation row uncovered and assume the degree "
+    "bound, so neither is chosen")
 _FEATURES_REASON = (
     "DRWClassifier: with the structure public it trains a one-layer GNN on disjoint stars "
     "with DP-SGD; at epsilon=8 with defaults (5 seeds) it is ahead of DP-MLP on Amazon "
-    "Computers (83.1 vs 80.7), Amazon Photo (91.4 vs 88.6), Facebook (89.1 vs 87.1) and "
-    "Cora's public split (30.6 vs 26.2) (benchmarks/results/drw-defaults-5seeds.jsonl, "
-    "drw-cora-public-eps8.jsonl, dpmlp-b1024-eps8-5seeds.jsonl)")
+    "Computers (83.0 vs 80.6), Amazon Photo (91.4 vs 88.6), Facebook (89.1 vs 87.1) and "
+    "Cora's public split (30.6 vs 27.7) (the privacy-utility tables of the user guide)")
 _LOCAL_REASON = (
     "RGNNClassifier: the only estimator whose data are randomised by each node before "
     "collection (local DP)")

@@ -1,0 +1,321 @@
+"""Write every number of our own results that the user guide and the README quote.
+
+The numbers come from the records in ``benchmarks/results``: the privacy-utility runs in
+``benchmarks/results/utility/`` (merged as ``utility_table.py`` merges them) and the sweep
+records of ``benchmarks/sweep.py`` and the method scripts (``*.jsonl``, one line per
+configuration). The guide pages use them as reStructuredText substitutions (``|name|``)
+defined in ``doc/user_guide/results_numbers.inc``; the README's results table is written
+between its ``results-table`` markers. Numbers quoted from papers are listed in
+``REFERENCES`` with their source and written as such. Regenerate after new runs::
+
+    python benchmarks/doc_numbers.py            # rewrite the .inc file and the README table
+    python benchmarks/doc_numbers.py --check    # exit 1 if either differs from the records
+"""
+
+import argparse
+import json
+import math
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+INC = ROOT / "doc" / "user_guide" / "results_numbers.inc"
+README = ROOT / "README.md"
+README_BEGIN = "<!-- results-table: written by benchmarks/doc_numbers.py -->"
+README_END = "<!-- end of results-table -->"
+# A non-breaking space on both sides of "±" keeps "87.7 ± 0.4" on one line in a table cell.
+PM = "\u00a0±\u00a0"
+EPSILONS = (1.0, 2.0, 4.0, 8.0, math.inf)
+DATASET_NAMES = {"amazon_computers": "Amazon Computers", "amazon_photo": "Amazon Photo",
+                 "coauthor_cs": "Coauthor CS", "facebook": "Facebook", "cora": "Cora"}
+
+
+def _eps_label(epsilon: float) -> str:
+    return "inf" if math.isinf(epsilon) else f"{epsilon:g}"
+
+
+def fmt(mean: float, std: float | None = None) -> str:
+    """``mean ± std`` in percent with one decimal (``std=None``: the mean alone)."""
+    return f"{mean:.1f}" if std is None else f"{mean:.1f}{PM}{std:.1f}"
+
+
+def fmt_diff(value: float) -> str:
+    """A signed difference in points, one decimal."""
+    text = f"{value:+.1f}"
+    return "0.0" if text in ("+0.0", "-0.0") else text.replace("-", "−")
+
+
+# --- the privacy-utility runs (benchmarks/results/utility/) -------------------------------
+
+@lru_cache(maxsize=None)
+def utility_cells() -> dict:
+    """``{(dataset, estimator, epsilon): (mean %, std %, seeds)}`` of the privacy-utility runs."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from utility_table import merge
+
+    files = sorted((RESULTS / "utility").glob("*.json"))
+    cells = {}
+    for _, result in merge([(p.name, json.loads(p.read_text())) for p in files]):
+        dataset, seeds = result["config"]["dataset"], result["config"]["seeds"]
+        for row in result["summary"]:
+            cells[(dataset, row["estimator"], float(row["epsilon"]))] = (
+                100 * row["test_accuracy_mean"], 100 * row["test_accuracy_std"], seeds)
+    return cells
+
+
+def utility(dataset: str, estimator: str, epsilon: float) -> tuple[float, float]:
+    mean, std, _ = utility_cells()[(dataset, estimator, float(epsilon))]
+    return mean, std
+
+
+# --- sweep records (*.jsonl, one configuration a line) ------------------------------------
+
+@lru_cache(maxsize=None)
+def _lines(name: str) -> tuple:
+    return tuple(json.loads(line) for line in (RESULTS / name).read_text().splitlines()
+                 if line.strip())
+
+
+def sweep(name: str, dataset: str, epsilon: float, config: dict | None = None,
+          **fields) -> tuple[float, float]:
+    """Mean and std (%) of the one record of ``name`` with this dataset, epsilon and config.
+
+    ``config`` must equal the record's ``config``; ``fields`` must equal its other keys
+    (``progap_stages="current"``...). Zero or several matches are an error.
+    """
+    config = {} if config is None else config
+    found = [r for r in _lines(name)
+             if r["dataset"] == dataset and "epsilon" in r
+             and float(r["epsilon"]) == float(epsilon)
+             and r.get("config", {}) == config
+             and all(r.get(key) == value for key, value in fields.items())]
+    if len(found) != 1:
+        raise SystemExit(f"{name}: {len(found)} records for {dataset}, epsilon={epsilon}, "
+                         f"config={config}, {fields}")
+    return found[0]["mean"], found[0]["std"]
+
+
+def combiner(dataset: str, part: str) -> tuple[float, float]:
+    """``vote_combiner.py``'s record: ``part`` is ``rule``, ``learned`` or ``encoder``."""
+    record = next(r for r in _lines("vote-combiner-gap-node-eps8.jsonl")
+                  if r["dataset"] == dataset)
+    return record[part]["mean"], record[part]["std"]
+
+
+# --- the numbers the pages quote ----------------------------------------------------------
+
+DRW = "DRWClassifier"
+DRW_SWEEP = "drw-defaults-sweep-eps8.jsonl"
+DRW_CONFIGS = {  # label: the config of drw-sweep-amazon-eps8.jsonl (besides the estimator)
+    "drw-old": {"hidden_dim": 16, "lr": 0.05, "epochs": 15},
+    "drw-w64": {"hidden_dim": 64, "lr": 0.05, "epochs": 15},
+    "drw-w128": {"hidden_dim": 128, "lr": 0.05, "epochs": 15},
+    "drw-sage": {"conv": "sage", "hidden_dim": 64, "lr": 0.05, "epochs": 15},
+    "drw-lr02-e30": {"hidden_dim": 64, "lr": 0.02, "epochs": 30},
+    "drw-lr01-e30": {"hidden_dim": 64, "lr": 0.01, "epochs": 30},
+    "drw-lr01-e50": {"hidden_dim": 64, "lr": 0.01, "epochs": 50},
+}
+FDP_SCHEDULES = {"fdp-30ep": {"epochs": 30, "lr": 0.05}, "fdp-100ep": {"epochs": 100, "lr": 0.005},
+                 "fdp-default": {}}
+RGNN_GROUP_SIZES = {"cora": 25, "facebook": 100}  # as privacy_utility.sh sets them
+VOTE_GRID_SHARES = {"58": 0.625, "12": 0.5, "34": 0.75}
+PROGAP_SHAPES = {  # label: (encoder_epochs, epochs) of ProGAP's node-level stages
+    "progap-node-50-3": (50, 3), "progap-node-50-10": (50, 10), "progap-node-50-50": (50, 50),
+    "progap-node-30-30": (30, 30), "progap-node-30-60": (30, 60),
+    "progap-node-20-50": (20, 50)}
+
+
+def numbers() -> dict[str, str]:
+    """``{substitution name: text}`` of every number of our own results the pages quote."""
+    out = {}
+    for (dataset, estimator, epsilon), (mean, std, _) in utility_cells().items():
+        out[f"u-{dataset}-{estimator}-{_eps_label(epsilon)}"] = fmt(mean, std)
+    for dataset in DATASET_NAMES:
+        for epsilon in EPSILONS:
+            label = _eps_label(epsilon)
+            pairs = {"gap-ndp-vs-dpmlp": ("gap-ndp", "dpmlp"),
+                     "drw-vs-dpmlp": ("drw", "dpmlp"),
+                     "progap-ndp-vs-dpmlp": ("progap-ndp", "dpmlp"),
+                     "progap-edp-vs-gap-edp": ("progap-edp", "gap-edp"),
+                     "progap-ndp-vs-gap-ndp": ("progap-ndp", "gap-ndp"),
+                     "gap-edp-inf-loss": ("gap-edp", None)}
+            for name, (a, b) in pairs.items():
+                try:
+                    first = utility(dataset, a, epsilon)[0]
+                    second = (utility(dataset, "gap-edp", math.inf)[0] if b is None
+                              else utility(dataset, b, epsilon)[0])
+                except KeyError:
+                    continue
+                out[f"d-{dataset}-{name}-{label}"] = fmt_diff(first - second)
+
+    edge4 = "gap-edge-aggregate-eps4.jsonl"
+    for dataset in ("amazon_computers", "amazon_photo", "cora", "coauthor_cs", "facebook"):
+        out[f"agg-{dataset}-gap"] = fmt(*sweep(edge4, dataset, 4.0))
+        out[f"agg-{dataset}-progap"] = fmt(*sweep(edge4, dataset, 4.0,
+                                                  {"estimator": "ProGAPClassifier"}))
+    for dataset in ("amazon_computers", "amazon_photo", "cora"):
+        out[f"agg-{dataset}-embeddings"] = fmt(*sweep(
+            "gap-edge-embeddings-eps4.jsonl", dataset, 4.0))
+    out["agg-amazon_computers-gap-inf"] = fmt(*sweep(edge4, "amazon_computers", math.inf))
+
+    node8 = "gap-node-sweep-eps8.jsonl"
+    node = {"privacy_level": "node"}
+    for label, extra in {"d100-k2": {}, "d30": {"max_degree": 30}, "d10": {"max_degree": 10},
+                         "d30-k1": {"hops": 1, "max_degree": 30},
+                         "w64": {"hidden_dim": 64}, "lr003": {"lr": 0.03}}.items():
+        out[f"node-amazon_computers-{label}"] = fmt(
+            *sweep(node8, "amazon_computers", 8.0, {**node, **extra}))
+
+    stages = "progap-stages.jsonl"
+    progap = {"estimator": "ProGAPClassifier"}
+    for dataset, epsilon in (("cora", math.inf), ("cora", 4.0), ("cora", 1.0),
+                             ("amazon_photo", 4.0), ("facebook", 4.0)):
+        key = f"stages-{dataset}-{_eps_label(epsilon)}"
+        for which in ("previous", "current"):
+            out[f"{key}-{which}"] = fmt(*sweep(stages, dataset, epsilon, progap,
+                                               progap_stages=which))
+    out["stages-cora-inf-gap"] = fmt(*sweep(stages, "cora", math.inf))
+    shape = {**progap, "privacy_level": "node", "encoder_layers": 1, "hidden_dim": 64,
+             "batch_size": 1024}
+    for label, (first, last) in PROGAP_SHAPES.items():
+        out[label] = fmt(sweep(stages, "amazon_computers", 8.0,
+                               {**shape, "encoder_epochs": first, "epochs": last})[0])
+
+    batch = "dpmlp-batch-sweep.jsonl"
+    for size in (256, 1024):
+        for epsilon in (1.0, 4.0):
+            # The 256 records ran with the default of their time: no batch_size in the config.
+            config = {"estimator": "DPMLPClassifier",
+                      **({} if size == 256 else {"batch_size": size})}
+            out[f"dpmlp-b{size}-amazon_computers-{_eps_label(epsilon)}"] = fmt(
+                sweep(batch, "amazon_computers", epsilon, config)[0])
+
+    for dataset in ("amazon_computers", "amazon_photo", "facebook"):
+        for part in ("rule", "learned", "encoder"):
+            out[f"combiner-{dataset}-{part}"] = fmt(*combiner(dataset, part))
+    grid = "gap-vote-grid-eps8.jsonl"
+    for label, share in VOTE_GRID_SHARES.items():
+        for weight in (1.5, 2.0, 2.5, 3.0):
+            out[f"grid-{label}-{weight:g}"] = fmt(sweep(
+                grid, "amazon_photo", 8.0, {"privacy_level": "node", "encoder_layers": 1},
+                encoder_share=share, vote_weight=weight)[0])
+
+    for label, config in DRW_CONFIGS.items():
+        for dataset in ("amazon_computers", "amazon_photo"):
+            out[f"{label}-{dataset}"] = fmt(sweep(
+                DRW_SWEEP, dataset, 8.0, {"estimator": DRW, **config})[0])
+
+    for label, config in FDP_SCHEDULES.items():
+        for dataset in ("cora", "amazon_photo", "amazon_computers"):
+            out[f"{label}-{dataset}"] = fmt(*sweep(
+                "fdp-schedule-eps8.jsonl", dataset, 8.0, {"estimator": "FDPClassifier", **config}))
+
+    hops = "rgnn-label-hops-seed0.jsonl"
+    for dataset in ("amazon_photo", "amazon_computers", "facebook", "cora"):
+        for epsilon in (8.0, 4.0):
+            for rounds in (0, 16):
+                config = {"estimator": "RGNNClassifier", "label_hops": rounds}
+                if dataset in RGNN_GROUP_SIZES:
+                    config["feature_group_size"] = RGNN_GROUP_SIZES[dataset]
+                out[f"rgnn-hops{rounds}-{dataset}-{_eps_label(epsilon)}"] = fmt(
+                    sweep(hops, dataset, epsilon, config)[0])
+    labels = "gap-node-vote-labels.jsonl"
+    for dataset in ("amazon_computers", "amazon_photo"):
+        out[f"vote-2hops-{dataset}-8"] = fmt(*sweep(
+            labels, dataset, 8.0, {"privacy_level": "node", "aggregate": "labels", "hops": 2}))
+    out["vote-predictions-amazon_computers-8"] = fmt(*sweep(
+        labels, "amazon_computers", 8.0,
+        {"privacy_level": "node", "aggregate": "predictions", "hops": 1}))
+    out["vote-trained-amazon_photo-8"] = fmt(*sweep(
+        labels, "amazon_photo", 8.0,
+        {"privacy_level": "node", "aggregate": "labels", "head": "trained"}))
+
+    for record in _lines("heterpoisson-accountant.jsonl"):
+        label = f"hp-{_eps_label(record['epsilon'])}"
+        if record["sampler"] == "DP-MLP":
+            out[f"{label}-dpmlp-sigma"] = f"{record['noise_multiplier']:.2f}"
+        else:
+            out[f"{label}-m{record['M']}-sigma"] = f"{record['noise_multiplier']:.2f}"
+            out[f"{label}-m{record['M']}-eps"] = f"{record['dp_mlp_epsilon_at_this_noise']:.2f}"
+
+    paper = json.loads((RESULTS / "rgnn-cora-paper-protocol.json").read_text())["summary"]
+    for eps_y in ("3", "2", "1", "0.5"):
+        row = paper[f"RGNN eps_y={eps_y}"]
+        out[f"rgnn-paper-cora-{eps_y.replace('.', '')}"] = fmt(row["mean"], row["std"])
+    return out
+
+
+# Numbers quoted from papers: references, not our results. name: (text, source).
+REFERENCES = {
+    "ref-gap-edp-computers-4": ("88.3", "GAP paper's code at edge level, one directed edge"),
+    "ref-gap-inf-computers": ("89.7", "GAP paper, non-private GAP"),
+    "ref-mlp-inf-computers": ("83.1", "GAP paper, non-private MLP"),
+    "ref-gap-ndp-computers-8": ("77.7", "GAP paper, node level"),
+    "ref-rgnn-cora-3": ("77.8", "RGNN paper, Table 2"),
+    "ref-rgnn-cora-2": ("75.5", "RGNN paper, Table 2"),
+    "ref-rgnn-cora-1": ("67.5", "RGNN paper, Table 2"),
+    "ref-rgnn-cora-05": ("41.9", "RGNN paper, Table 2"),
+}
+
+
+def substitutions() -> str:
+    """The text of ``results_numbers.inc``."""
+    lines = [".. Written by benchmarks/doc_numbers.py from the records in benchmarks/results;",
+             "   do not edit (python benchmarks/doc_numbers.py rewrites it).", ""]
+    lines += [f".. |{name}| replace:: {text}" for name, text in sorted(numbers().items())]
+    lines += ["", ".. Quoted from papers (references, not our results):", ""]
+    lines += [f".. |{name}| replace:: {text}" for name, (text, _) in sorted(REFERENCES.items())]
+    return "\n".join(lines) + "\n"
+
+
+def readme_table() -> str:
+    """The README's results table (markdown): the privacy-utility cells at epsilon=8 and inf."""
+    rows = [("GAP, edge level (`GAPClassifier()`)", "gap-edp"),
+            ("ProGAP, edge level", "progap-edp"),
+            ("GAP, node level (vote head)", "gap-ndp"),
+            ("ProGAP, node level", "progap-ndp"),
+            ("DP-MLP (`DPMLPClassifier`)", "dpmlp"),
+            ("DRW (graph public)", "drw"),
+            ("FDP, node level", "fdp"),
+            ("RGNN, local DP", "rgnn")]
+    datasets = ("amazon_computers", "amazon_photo", "facebook", "coauthor_cs")
+    head = ("| estimator | " + " | ".join(f"{DATASET_NAMES[d]} ε=4 / ε=8" for d in datasets)
+            + " |")
+    lines = [head, "|---" * (len(datasets) + 1) + "|"]
+    for label, estimator in rows:
+        cells = [f"{fmt(*utility(d, estimator, 4.0))} / {fmt(*utility(d, estimator, 8.0))}"
+                 .replace(PM, " ± ") for d in datasets]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def readme_text(current: str) -> str:
+    before, found, rest = current.partition(README_BEGIN)
+    _, found_end, after = rest.partition(README_END)
+    if not (found and found_end):
+        raise SystemExit(f"README.md: the markers {README_BEGIN!r} and {README_END!r} are missing")
+    return f"{before}{README_BEGIN}\n{readme_table()}\n{README_END}{after}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="compare with the committed files instead of writing them")
+    args = parser.parse_args(argv)
+    wanted = {INC: substitutions(), README: readme_text(README.read_text())}
+    stale = [path for path, text in wanted.items()
+             if not path.exists() or path.read_text() != text]
+    if args.check:
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} differs from the records: "
+                  "run python benchmarks/doc_numbers.py")
+        return 1 if stale else 0
+    for path in stale:
+        path.write_text(wanted[path])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
