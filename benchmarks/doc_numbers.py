@@ -127,6 +127,25 @@ PROGAP_SHAPES = {  # label: (encoder_epochs, epochs) of ProGAP's node-level stag
     "progap-node-20-50": (20, 50)}
 
 
+def default_delta_cost() -> dict[str, str]:
+    """``default_delta_cost.py``'s records: noise and accuracy under each default-delta rule."""
+    out, drops = {}, {}
+    for dataset, short in (("amazon_photo", "p"), ("amazon_computers", "c")):
+        records = json.loads((RESULTS / f"default-delta-cost-{dataset}.json").read_text())
+        for epsilon in sorted({r["epsilon"] for r in records}):
+            means = {}
+            for rule, tag in (("1/(10 E)", "e"), ("1/(10 P)", "p")):
+                rows = [r for r in records if r["epsilon"] == epsilon and r["rule"] == rule]
+                label = f"dd-{short}-{_eps_label(epsilon)}-{tag}"
+                out[f"{label}-sigma"] = f"{rows[0]['noise_multiplier']:.2f}"
+                means[tag] = 100 * sum(r["test_accuracy"] for r in rows) / len(rows)
+                out[f"{label}-acc"] = f"{means[tag]:.1f}"
+            drops.setdefault(epsilon, []).append(means["e"] - means["p"])
+    for epsilon, values in drops.items():
+        out[f"dd-largest-drop-{_eps_label(epsilon)}"] = f"{max(values):.1f}"
+    return out
+
+
 def numbers() -> dict[str, str]:
     """``{substitution name: text}`` of every number of our own results the pages quote."""
     out = {}
@@ -239,6 +258,8 @@ def numbers() -> dict[str, str]:
         else:
             out[f"{label}-m{record['M']}-sigma"] = f"{record['noise_multiplier']:.2f}"
             out[f"{label}-m{record['M']}-eps"] = f"{record['dp_mlp_epsilon_at_this_noise']:.2f}"
+
+    out.update(default_delta_cost())
 
     paper = json.loads((RESULTS / "rgnn-cora-paper-protocol.json").read_text())["summary"]
     for eps_y in ("3", "2", "1", "0.5"):
