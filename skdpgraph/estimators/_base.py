@@ -458,18 +458,16 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         """Whether a release paid in ``fit`` is kept (it then serves a marked graph)."""
         return any(entry["paid_in_fit"] for entry in getattr(self, "_release_cache_", []))
 
-    def _cache_release(self, graph: Graph, kind: str, value: Any, *,
-                       keep_in_pickle: bool = True) -> None:
+    def _cache_release(self, graph: Graph, kind: str, value: Any) -> None:
         """Cache a release paid for by the training epsilon (made during ``fit``).
 
         It serves predictions on ``graph`` and on any graph marked as the fitted one
         (:meth:`mark_fitted_graph`); the public sizes those marks are checked against are
-        kept with it. ``keep_in_pickle=False`` keeps it in memory only (for values the
-        epsilon does not fully cover).
+        kept with it, and it is pickled with the estimator (without its fingerprint).
         """
         self.__dict__.setdefault("_release_cache_", []).append(
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind,
-             "value": value, "paid_in_fit": True, "keep_in_pickle": keep_in_pickle,
+             "value": value, "paid_in_fit": True,
              "public": {"num_nodes": graph.num_nodes, "directed": graph.directed}})
 
     def _cached(self, graph: Graph, kind: str) -> Any | None:
@@ -491,13 +489,12 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         return None
 
     def _release(self, graph: Graph, kind: str, make: Callable[[RandomStreams], Any],
-                 cost: Callable[[], dict], *, keep_in_pickle: bool = True) -> Any:
+                 cost: Callable[[], dict]) -> Any:
         """The release ``kind`` on ``graph``: cached if it was released before (:meth:`_cached`).
 
         Otherwise ``make(streams)`` computes it with fresh, independent streams, and the
         release is appended to ``privacy_.releases`` with ``cost()`` (a dict with at least
-        ``epsilon`` and ``delta``). ``keep_in_pickle=False``: the cached value is dropped
-        when the estimator is pickled (a later request is then a new recorded release).
+        ``epsilon`` and ``delta``); it is cached, and pickled with the estimator.
         """
         cached = self._cached(graph, kind)
         if cached is not None:
@@ -511,7 +508,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         earlier = [e for e in cache if not e["paid_in_fit"] and e["kind"] == kind]
         self._release_cache_ = kept + earlier[len(earlier) - _OTHER_RELEASES_KEPT + 1:] + [
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind, "value": value,
-             "paid_in_fit": False, "keep_in_pickle": keep_in_pickle}]
+             "paid_in_fit": False}]
         return value
 
     def __getstate__(self) -> dict:
@@ -521,8 +518,7 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         state = dict(super().__getstate__())  # a copy: never strip the live estimator
         if "_release_cache_" in state:
             state["_release_cache_"] = [
-                {**entry, "fingerprint": None}
-                for entry in state["_release_cache_"] if entry["keep_in_pickle"]]
+                {**entry, "fingerprint": None} for entry in state["_release_cache_"]]
         return state
 
     # ------------------------------------------------------------------ predict

@@ -204,8 +204,7 @@ class ProGAPClassifier(GAPClassifier):
 
         self.stages_ = []
         aggregations = self._progress(graph, streams, fit_stage, self._known_labels(nodes, y))
-        if plan.own_rows_covered:  # otherwise used to train the stages only, then dropped
-            self._cache_release(graph, _KIND, aggregations)
+        self._cache_release(graph, _KIND, aggregations)
 
     def _progress(self, graph: Graph, streams: RandomStreams, fit_stage=None,
                   labelled=None) -> torch.Tensor:
@@ -245,6 +244,5 @@ class ProGAPClassifier(GAPClassifier):
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         graph, plan = nodes.graph, self._plan_
         aggregations = self._release(graph, _KIND, lambda streams: self._progress(graph, streams),
-                                     lambda: plan.release_cost(self.delta_),
-                                     keep_in_pickle=plan.own_rows_covered)
+                                     lambda: plan.release_cost(self.delta_))
         return self.module_(hop_inputs(self.encoder_, nodes, aggregations))

@@ -66,8 +66,6 @@ def test_a_marked_rebuilt_graph_gets_the_fit_time_predictions_at_no_cost(name, d
 @pytest.mark.parametrize("name", ["GAP node", "ProGAP node"])
 def test_node_level_defaults_predict_alike_after_unpickling(name, data):
     clf = _fit(name, data, random_state=None)
-    assert clf.max_in_degree is not None  # the default bounds the in-degree
-    assert not any("own aggregation rows" in text for text in clf.privacy_.not_covered)
     live = clf.predict_proba(data.nodes()[100:])
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(restored.predict_proba(data.nodes()[100:]), live)
