@@ -267,7 +267,7 @@ def test_tables_given_as_a_new_graph_are_a_recorded_release(tables, capsys):
                            [lambda e: e["source"] != nodes["id"].iloc[-1]]),
      "it has 119 nodes, the fitted graph 120"),
     (lambda nodes, edges: (nodes, edges), "it is directed, the fitted graph undirected"),
-])
+], ids=["one node fewer", "directed"])
 def test_fitted_graph_refuses_tables_of_other_public_sizes(tables, capsys, change, message):
     paths, nodes, edges = tables
     assert main(_fit_reusing(paths, "gap edge")) == 0

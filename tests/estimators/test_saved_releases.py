@@ -107,7 +107,7 @@ def test_a_saved_marked_estimator_holds_no_hash_of_the_graph(name, data, monkeyp
     (lambda g: Graph(g.edge_index, np.vstack([g.x, g.x[:1]])), "151 nodes, the fitted graph 150"),
     (lambda g: Graph(g.edge_index, g.x[:, :5]), "5 features, the fitted graph 6"),
     (lambda g: Graph(g.edge_index, g.x, directed=True), "directed, the fitted graph undirected"),
-])
+], ids=["one node more", "one feature fewer", "directed"])
 def test_marking_a_graph_of_other_public_sizes_is_refused(change, message, data):
     clf = _fit("GAP edge", data)
     other = change(data.graph)
