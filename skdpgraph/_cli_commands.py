@@ -5,11 +5,18 @@ list selects), saves the fitted estimator with the feature columns it was traine
 prints its privacy report. ``fit --predictions`` also predicts the unlabelled rows in the
 same run, on the very graph the model was trained on.
 
-``predict`` and ``evaluate`` rebuild the graph from the tables. To an estimator that is a
-new graph object: an estimator whose outputs are noisy makes a new release with fresh noise
-and records it in ``privacy_.releases``; the model file is rewritten with it before any
-output is written (see :mod:`skdpgraph._cli_files`). ``evaluate`` scores only the rows the
-user names, never silently every labelled row (which would include the training nodes).
+``predict`` and ``evaluate`` rebuild the graph from the tables. By default that is a new
+graph to the estimator: an estimator whose outputs are noisy makes a new release with fresh
+noise and records it in ``privacy_.releases``; the model file is rewritten with it before
+any output is written (see :mod:`skdpgraph._cli_files`). With ``--fitted-graph`` the user
+states that the tables are the training tables: after public checks (node count, feature
+count, direction; a mismatch is an error) the releases paid in ``fit`` and kept in the model
+serve the predictions, at no cost and with the fit-time noise, and the model file is left
+alone. The default stays a new release because only the user knows that the tables did not
+change: the model keeps nothing of their content to compare (no hash of private data). When
+a new release was made on tables with the fitted graph's public sizes, a note names the
+flag. ``evaluate`` scores only the rows the user names, never silently every labelled row
+(which would include the training nodes).
 
 Every file a command writes is checked before it trains or predicts.
 """
@@ -87,6 +94,15 @@ def add_fit_parser(subparsers) -> None:
     parser.set_defaults(func=_guarded(_run_fit, "fit"))
 
 
+def _add_fitted_graph_argument(parser) -> None:
+    parser.add_argument("--fitted-graph", action="store_true",
+                        help="the tables are the ones the model was trained on (same rows and "
+                             "edges): reuse the noisy releases paid for in fit, at no cost and "
+                             "with the fit-time predictions, instead of a new release. Only "
+                             "public sizes are checked (node count, feature columns, "
+                             "direction); a mismatch is an error")
+
+
 def add_predict_parser(subparsers) -> None:
     """Register ``skdpgraph predict``."""
     parser = subparsers.add_parser(
@@ -94,12 +110,14 @@ def add_predict_parser(subparsers) -> None:
         description="Predict the unlabelled rows (or, with --all, every row) of the tables "
                     "with a model saved by skdpgraph fit, and write id, prediction and class "
                     "probabilities to a CSV. A release the prediction makes is saved in the "
-                    "model file before the CSV is written.")
+                    "model file before the CSV is written; on the training tables, "
+                    "--fitted-graph reuses the releases paid for in fit instead.")
     add_table_arguments(parser)
     parser.add_argument("--model", required=True, metavar="FILE",
                         help="model saved by skdpgraph fit (rewritten if a release is made)")
     parser.add_argument("--output", required=True, metavar="CSV", help="predictions CSV to write")
     parser.add_argument("--all", action="store_true", help="predict every row, labelled or not")
+    _add_fitted_graph_argument(parser)
     _add_common_arguments(parser, report_for="with any release this prediction makes")
     parser.set_defaults(func=_guarded(_run_predict, "predict"))
 
@@ -111,7 +129,8 @@ def add_evaluate_parser(subparsers) -> None:
         description="Accuracy of a model saved by skdpgraph fit on the labelled rows that "
                     "--split-column or --ids selects. It never scores every labelled row "
                     "unless told to (--all-labelled): those include the training nodes. A "
-                    "release the scoring makes is saved in the model file.")
+                    "release the scoring makes is saved in the model file; on the training "
+                    "tables, --fitted-graph reuses the releases paid for in fit instead.")
     add_table_arguments(parser)
     add_selection_arguments(parser, default_value="test", purpose="score (required)")
     parser.add_argument("--all-labelled", action="store_true",
@@ -119,6 +138,7 @@ def add_evaluate_parser(subparsers) -> None:
                              "nodes)")
     parser.add_argument("--model", required=True, metavar="FILE",
                         help="model saved by skdpgraph fit (rewritten if a release is made)")
+    _add_fitted_graph_argument(parser)
     _add_common_arguments(parser, report_for="with any release this scoring makes")
     parser.set_defaults(func=_guarded(_run_evaluate, "evaluate"))
 
@@ -247,7 +267,34 @@ def _load(args, *, need_labels: bool):
     _progress(args, f"loading {args.model}")
     saved = load_model(args.model)
     _progress(args, f"reading {args.nodes}" + (f" and {args.edges}" if args.edges else ""))
-    return saved, load_tables(args, saved["feature_columns"], need_labels=need_labels)
+    tables = load_tables(args, saved["feature_columns"], need_labels=need_labels)
+    if args.fitted_graph:
+        _mark_fitted_graph(saved["estimator"], tables.graph, args.nodes)
+    return saved, tables
+
+
+def _mark_fitted_graph(estimator, graph, path: str) -> None:
+    """``--fitted-graph``: the releases paid in fit serve the tables' graph, if its public
+    sizes are the fitted graph's."""
+    differences = estimator._fitted_graph_differences(graph)
+    if differences:
+        raise ValueError(f"--fitted-graph: the tables ({path}) cannot be the ones the model "
+                         f"was trained on: {'; '.join(differences)}. Check the tables, or drop "
+                         "--fitted-graph to predict on them as a new graph (a new release).")
+    estimator.mark_fitted_graph(graph)
+
+
+def _suggest_fitted_graph(args, estimator, graph, before: int) -> None:
+    """After a new release on tables with the fitted graph's public sizes, name the flag."""
+    from skdpgraph._cli_files import release_count
+
+    if (args.fitted_graph or release_count(estimator) <= before
+            or not estimator._keeps_fit_releases()
+            or estimator._fitted_graph_differences(graph)):
+        return
+    print(f"note: {args.nodes} has the fitted graph's public sizes ({graph.num_nodes} nodes, "
+          f"{graph.num_features} features); if these are the training tables, "
+          "--fitted-graph reuses the releases paid for in fit at no cost.")
 
 
 def _run_predict(args) -> int:
@@ -267,6 +314,7 @@ def _run_predict(args) -> int:
         table = _predictions(args, estimator, tables.graph, tables.ids, mask)
     finally:  # a release is saved before anything is written, even if predicting failed
         keep_releases(saved, before, args.model)
+    _suggest_fitted_graph(args, estimator, tables.graph, before)
     _write_table(table, args.output)
     write_report_json(estimator, args.report_json)
     print(estimator.privacy_)
@@ -294,6 +342,7 @@ def _run_evaluate(args) -> int:
                                    np.array(tables.labels, dtype=object)[rows].astype(str))
     finally:
         keep_releases(saved, before, args.model)
+    _suggest_fitted_graph(args, estimator, tables.graph, before)
     print(f"accuracy: {accuracy:.4f} on {rows.size} labelled nodes")
     write_report_json(estimator, args.report_json)
     print(estimator.privacy_)

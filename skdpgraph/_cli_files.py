@@ -1,9 +1,10 @@
 """The files ``skdpgraph fit|predict|evaluate`` write: model, outputs, JSON privacy report.
 
 A model file is a joblib dump of ``{"estimator": <fitted skdpgraph estimator>,
-"feature_columns": [...]}``. Loading one that is anything else (a text file, a truncated
-dump, another object, an unfitted estimator) is a one-line error. Model files are pickles:
-load only files you trust.
+"feature_columns": [...]}``. The estimator keeps the noisy releases it paid for (they serve
+``--fitted-graph``) and no hash or other trace of the tables' content. Loading one that is
+anything else (a text file, a truncated dump, another object, an unfitted estimator) is a
+one-line error. Model files are pickles: load only files you trust.
 
 Whenever a command adds a release to the estimator's ``privacy_.releases``, the model file
 is rewritten with the updated record *before* any output is written, and a line states the

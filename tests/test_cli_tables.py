@@ -8,7 +8,7 @@ import pytest
 import skdpgraph._cli_commands as cli_commands
 import skdpgraph.estimators
 from skdpgraph import DPMLPClassifier, Graph
-from skdpgraph._cli import main
+from skdpgraph._cli import _build_parser, main
 from tests._cli_data import fit_args, write_tables
 
 
@@ -203,3 +203,111 @@ def test_gap_edge_level_release_on_the_rebuilt_graph_is_saved(tables, capsys):
     releases = _saved_releases(paths)
     assert len(releases) == 1 and releases[0]["num_nodes"] == 120
     assert "new release recorded in privacy_.releases" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- the fitted graph
+_REUSING = {"gap edge": ("gap", "privacy_level='edge'"), "gap node": ("gap", "privacy_level='node'"),
+            "progap edge": ("progap", "privacy_level='edge'")}
+
+
+def _fit_reusing(paths, name, *extra):
+    """``fit`` (with --predictions) of an estimator that keeps the release it paid for in fit."""
+    estimator, level = _REUSING[name]
+    args = _fit_args(paths, "--param", "encoder_epochs=2", *extra)
+    args[args.index("dpmlp")] = estimator
+    args[args.index("hidden_dim=8")] = level
+    return args
+
+
+def _total(paths):
+    return joblib.load(paths["model"])["estimator"].privacy_.total_epsilon
+
+
+@pytest.mark.parametrize("name", _REUSING)
+def test_the_training_tables_reuse_the_fit_release_at_no_cost(tables, capsys, name):
+    paths, nodes, _ = tables
+    fitted = paths["dir"] / "fit.csv"
+    assert main(_fit_reusing(paths, name, "--predictions", str(fitted))) == 0
+    total, stamp = _total(paths), paths["model"].stat().st_mtime_ns
+    capsys.readouterr()
+    outputs = []
+    for k in range(2):
+        outputs.append(paths["dir"] / f"p{k}.csv")
+        assert main(["predict", *table_args_of(paths), "--output", str(outputs[-1]),
+                     "--fitted-graph"]) == 0
+        assert main(["evaluate", *table_args_of(paths), "--all-labelled",
+                     "--fitted-graph"]) == 0
+        out = capsys.readouterr().out
+        assert "new release" not in out and "note:" not in out
+    assert _total(paths) == total and _saved_releases(paths) == ()
+    assert paths["model"].stat().st_mtime_ns == stamp  # nothing to save
+    expected = pd.read_csv(fitted)
+    for output in outputs:  # the fit-time predictions, every time
+        pd.testing.assert_frame_equal(pd.read_csv(output), expected)
+
+
+def test_tables_given_as_a_new_graph_are_a_recorded_release(tables, capsys):
+    paths, nodes, edges = tables
+    assert main(_fit_reusing(paths, "gap edge")) == 0
+    total = _total(paths)
+    edges.iloc[1:].to_csv(paths["edges"], index=False)  # one edge fewer: a new graph
+    capsys.readouterr()
+    assert main(["predict", *table_args_of(paths), "--output", str(paths["dir"] / "p.csv")]) == 0
+    out = capsys.readouterr().out
+    (release,) = _saved_releases(paths)
+    assert _total(paths) == pytest.approx(total + release["epsilon"])
+    assert "new release recorded in privacy_.releases: PMA aggregations on 120 nodes" in out
+    # Same public sizes: the user is told which flag says "these are the training tables".
+    assert ("has the fitted graph's public sizes (120 nodes, 4 features); if these are the "
+            "training tables, --fitted-graph reuses the releases paid for in fit") in out
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda nodes, edges: (nodes.iloc[:-1], edges[edges["target"] != nodes["id"].iloc[-1]]
+                           [lambda e: e["source"] != nodes["id"].iloc[-1]]),
+     "it has 119 nodes, the fitted graph 120"),
+    (lambda nodes, edges: (nodes, edges), "it is directed, the fitted graph undirected"),
+], ids=["one node fewer", "directed"])
+def test_fitted_graph_refuses_tables_of_other_public_sizes(tables, capsys, change, message):
+    paths, nodes, edges = tables
+    assert main(_fit_reusing(paths, "gap edge")) == 0
+    nodes, edges = change(nodes, edges)
+    nodes.to_csv(paths["nodes"], index=False)
+    edges.to_csv(paths["edges"], index=False)
+    directed = ["--directed"] if "directed" in message else []
+    stamp = paths["model"].stat().st_mtime_ns
+    capsys.readouterr()
+    for command in (["predict", "--output", str(paths["dir"] / "p.csv")],
+                    ["evaluate", "--all-labelled"]):
+        assert main([*command, *table_args_of(paths), "--fitted-graph", *directed]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"skdpgraph {command[0]}: error: --fitted-graph: the tables ")
+        assert f"cannot be the ones the model was trained on: {message}" in err
+    assert paths["model"].stat().st_mtime_ns == stamp and _saved_releases(paths) == ()
+    assert not (paths["dir"] / "p.csv").exists()
+
+
+def test_a_model_file_read_with_the_fitted_graph_holds_no_hash_of_it(tables, capsys,
+                                                                      monkeypatch):
+    from skdpgraph._cli_tables import load_tables
+    from skdpgraph.estimators._base import BaseDPClassifier
+
+    paths, _, _ = tables
+    predictions = paths["dir"] / "p.csv"
+    assert main(_fit_reusing(paths, "gap node", "--predictions", str(predictions))) == 0
+    assert main(["predict", *table_args_of(paths), "--output", str(predictions), "--fitted-graph",
+                 "--all"]) == 0
+    blob = paths["model"].read_bytes()
+    args = _build_parser().parse_args(["predict", *table_args_of(paths), "--output", "x"])
+    digest = load_tables(args, ["a", "b", "c", "d"]).graph.fingerprint()  # the tables' hash
+    assert digest.encode() not in blob and bytes.fromhex(digest) not in blob
+    # The broken variant, a model file that keeps the cache as it is in memory, is caught.
+    monkeypatch.setattr(BaseDPClassifier, "__getstate__",
+                        lambda self: dict(super(BaseDPClassifier, self).__getstate__()))
+    assert main(_fit_reusing(paths, "gap node")) == 0
+    assert digest.encode() in paths["model"].read_bytes()
+
+
+def table_args_of(paths):
+    return ["--nodes", str(paths["nodes"]), "--edges", str(paths["edges"]),
+            "--model", str(paths["model"])]

@@ -43,7 +43,7 @@ from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 from skdpgraph.sampling._degree import bound_in_degree, bound_out_degree
 
-__all__ = ["GAPPlan", "plan_gap", "VOTE_ENCODER_SHARE"]
+__all__ = ["GAPPlan", "plan_gap", "VOTE_ENCODER_SHARE", "STATED_IN_DEGREES"]
 
 _STAGES = ("encoder", "classifier")
 
@@ -51,6 +51,9 @@ _STAGES = ("encoder", "classifier")
 #: Gaussians take the rest of the budget in the RDP composition. Chosen once on the shared
 #: graphs (5/8: encoder at epsilon 5 of 8; see "How the defaults were chosen").
 VOTE_ENCODER_SHARE = 0.625
+#: Node level without ``max_in_degree``: the in-degrees at which ``privacy_.not_covered``
+#: states a node's epsilon with its own rows counted (:meth:`GAPPlan.in_degree_epsilon`).
+STATED_IN_DEGREES = (1, 5, 10, 30, 100)
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ class GAPPlan:
         Node level: out-degree bound D.
     max_in_degree : int or None
         Node level: in-degree bound D_in; None leaves in-degree unbounded (and each
-        node's own aggregation rows uncovered).
+        node's own aggregation rows covered according to its in-degree only).
     vote : bool, default=False
         Node level, GAP's vote head: no classifier run (``classifier`` is None); the
         encoder has its own noise multiplier (``encoder.noise_multiplier``), calibrated
@@ -122,8 +125,8 @@ class GAPPlan:
     def own_rows_covered(self) -> bool:
         """Whether the sensitivity covers each node's own aggregation rows.
 
-        True at edge level and at node level with ``max_in_degree``; then the fit-time
-        aggregations are a release paid by the training epsilon and can be kept.
+        True at edge level and at node level with ``max_in_degree``. Otherwise a node's own
+        rows are covered according to its in-degree (:meth:`in_degree_epsilon`).
         """
         return not (self.private and self.node_level and self.max_in_degree is None)
 
@@ -358,18 +361,44 @@ class GAPPlan:
             "Lemma 2); the number of nodes sets the default delta",
         )
 
-    @property
-    def not_covered(self) -> tuple[str, ...]:
+    def in_degree_epsilon(self, delta: float, in_degree: int) -> float:
+        """Epsilon of the fit for a node of in-degree at most ``in_degree``, own rows counted.
+
+        Without ``max_in_degree`` a node's own rows are outside the sqrt(D) bound; for a node
+        of in-degree at most d they move by at most d, so the same noise is the plan with
+        ``max_in_degree=d`` (sensitivity sqrt(d² + D)) and the multiplier that gives the
+        same noise std, accounted as the whole fit is. With ``max_in_degree`` (or at edge
+        level) this is the fit's epsilon.
+
+        Examples
+        --------
+        >>> plan = plan_gap(epsilon=4.0, delta=1e-5, privacy_level="node", hops=1,
+        ...                 directed=False, num_examples=1000, batch_size=100, epochs=2,
+        ...                 encoder_epochs=2, max_grad_norm=1.0, max_degree=30)
+        >>> bool(plan.in_degree_epsilon(1e-5, 1) < plan.in_degree_epsilon(1e-5, 10))
+        True
+        """
+        if self.own_rows_covered:
+            return self.epsilon(delta)
+        bounded = dataclasses.replace(self, max_in_degree=int(in_degree))
+        return dataclasses.replace(
+            bounded, noise_multiplier=self.noise_std / bounded.sensitivity).epsilon(delta)
+
+    def not_covered(self, delta: float) -> tuple[str, ...]:
+        """What the guarantee at ``delta`` leaves out: each node's own rows beyond its
+        in-degree, with the epsilon of a node at :data:`STATED_IN_DEGREES` (none if covered)."""
         if self.own_rows_covered:
             return ()
-        return ("each node's own aggregation rows (the sums over its in-neighbours, whose "
-                "number is not bounded) with respect to that node: the sqrt(D) bound holds "
-                "with them fixed. " + (
-                    "The fit's vote release is kept in memory only, never pickled; after "
-                    "unpickling, predict recomputes it in a recorded release "
-                    "(privacy_.releases)" if self.vote else
-                    "The fitted estimator keeps none of them; predict recomputes them in a "
-                    "recorded release (privacy_.releases)"),)
+        by_degree = ", ".join(f"d={d}: {self.in_degree_epsilon(delta, d):.3g}"
+                              for d in STATED_IN_DEGREES)
+        release = "vote release" if self.vote else "noisy aggregations"
+        return (f"each node's own aggregation rows (the sums over its in-neighbours, whose "
+                f"number is not bounded) with respect to that node: the sqrt(D) bound holds "
+                f"with them fixed. Counted by in-degree, a node of in-degree at most d is "
+                f"protected at epsilon {by_degree} (at delta_; the same noise read with "
+                f"max_in_degree=d). The {release} made in fit, and any later release, are "
+                "kept in the fitted estimator and its pickle and carry this guarantee; "
+                "max_in_degree covers every node at epsilon_spent_",)
 
     @property
     def inference(self) -> str:
@@ -379,31 +408,27 @@ class GAPPlan:
             return "not private: predict aggregates the queried graph without noise. " + hop0
         cost = (f"a new PMA release with fresh noise (same sigma, epsilon of {self.hops} "
                 "Gaussians at delta_), recorded in privacy_.releases")
+        fitted = ("predict on the fitted graph (the same object, a copy in the same session, "
+                  "or a graph marked with mark_fitted_graph, also after loading) reuses the ")
+        own = "" if self.own_rows_covered else (
+            "; every release covers each node's own rows by its in-degree (see not covered)")
         if self.vote:
             hop0 = ("The queried node's own log-probabilities come from its features in the "
                     "clear at predict time.")
-            kept = "" if self.own_rows_covered else (
-                " (kept in memory, never pickled: after unpickling it is a new release; it "
-                "covers every row but each node's own rows with respect to that node)")
-            return ("predict on the fitted graph (or a graph with the same content) reuses the "
-                    f"vote release made in fit, paid by the training epsilon{kept}; on another "
-                    f"graph it is {cost}. " + hop0)
-        if self.own_rows_covered:
-            return ("predict on the fitted graph (or a graph with the same content) reuses the "
-                    "noisy aggregations computed in fit, at no cost; on another graph it is "
-                    f"{cost}. " + hop0)
-        return ("predict on any graph, the fitted one included, is " + cost + "; it covers "
-                "every row but each node's own rows with respect to that node (not covered). "
-                "It is kept in memory for repeated queries, never pickled. " + hop0)
+            return (fitted + "vote release made in fit, paid by the training epsilon; on "
+                    f"another graph it is {cost}{own}. " + hop0)
+        return (fitted + "noisy aggregations computed in fit, at no cost; on another graph it "
+                f"is {cost}{own}. " + hop0)
 
     def release_cost(self, delta: float) -> dict:
         """The record of one PMA release at predict time: epsilon, delta and parameters."""
         cost = {"epsilon": self.release_epsilon(delta), "delta": delta if self.private else 0.0,
                 "unit": self.unit, "noise_multiplier": self.noise_multiplier,
                 "sensitivity": self.sensitivity, "hops": self.hops}
-        if self.not_covered:
+        if not self.own_rows_covered:
             cost["not_covered"] = ("each queried node's own aggregation rows (its "
-                                   "in-neighbourhood), with respect to that node")
+                                   "in-neighbourhood), with respect to that node, beyond its "
+                                   "in-degree (see not covered)")
         return cost
 
 

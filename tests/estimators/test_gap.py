@@ -273,13 +273,15 @@ def test_a_release_on_a_neighbouring_graph_draws_fresh_noise(data):
     assert (difference.norm(dim=-1) > 1e-4).float().mean() > 0.9
 
 
-def test_node_level_predict_is_a_recorded_release_covering_other_rows_only(data):
+def test_node_level_predict_on_another_graph_is_a_recorded_release(data):
     X, y, X_test, _ = _split(data)
     clf = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", **FAST).fit(X, y)
-    assert clf.privacy_.releases == ()
     assert any("own aggregation rows" in text for text in clf.privacy_.not_covered)
-    proba = clf.predict_proba(X_test)
+    proba = clf.predict_proba(X_test)  # the fitted graph: the aggregations paid in fit
     np.testing.assert_array_equal(clf.predict(X_test), clf.classes_[proba.argmax(1)])
+    assert clf.privacy_.releases == ()
+    other = _copy(data.graph, extra_edge=(0, 299))
+    clf.predict_proba(other.nodes()[200:])
     (release,) = clf.privacy_.releases
     # The cost of K Gaussians at sigma, checked on the analytic curve.
     multiplier = clf.noise_multiplier_ / np.sqrt(clf._plan_.hops)
@@ -289,7 +291,7 @@ def test_node_level_predict_is_a_recorded_release_covering_other_rows_only(data)
     assert release["sensitivity"] == pytest.approx(np.sqrt(clf.max_degree))
 
 
-def test_pickled_node_level_gap_holds_no_own_aggregation_row(data):
+def test_pickled_node_level_gap_keeps_the_aggregations_paid_in_fit(data):
     X, y, X_test, _ = _split(data)
     clf = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", **FAST).fit(X, y)
     proba = clf.predict_proba(X_test)
@@ -297,20 +299,21 @@ def test_pickled_node_level_gap_holds_no_own_aggregation_row(data):
     def per_node_tensors(obj):
         return [t for t in _tensors(obj) if t.ndim >= 2 and t.shape[0] == data.graph.num_nodes]
 
-    assert per_node_tensors(clf)  # in memory, the predict-time release is kept
     restored = pickle.loads(pickle.dumps(clf))
-    assert per_node_tensors(restored) == []
-    assert not any(tuple(t.shape) == (300, clf._plan_.hops, 8) for t in _tensors(restored))
-    # Without it, a new query is a new recorded release. With a seed, a release on the same
-    # content reproduces the same noise (it reveals nothing new, and is still charged).
-    again = restored.predict_proba(X_test)
-    assert len(restored.privacy_.releases) == 2
-    np.testing.assert_array_equal(proba, again)
-    # Without a seed the repeated release draws fresh noise.
+    assert len(per_node_tensors(restored)) == 1  # the fit's release, and nothing else
+    np.testing.assert_array_equal(restored.predict_proba(X_test), proba)
+    assert restored.privacy_.releases == ()
+    # A new graph is a new recorded release; with a seed, a release on the same content
+    # reproduces the same noise (it reveals nothing new, and is still charged).
+    other = _copy(data.graph, extra_edge=(0, 299))
+    again = [pickle.loads(pickle.dumps(clf)).predict_proba(_copy(other).nodes()[200:])
+             for _ in range(2)]
+    np.testing.assert_array_equal(*again)
+    # Without a seed the release draws fresh noise.
     unseeded = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained",
                              **{**FAST, "random_state": None}).fit(X, y)
-    first = unseeded.predict_proba(X_test)
-    second = pickle.loads(pickle.dumps(unseeded)).predict_proba(X_test)
+    first, second = (pickle.loads(pickle.dumps(unseeded)).predict_proba(_copy(other).nodes())
+                     for _ in range(2))
     assert not np.array_equal(first, second)
 
 
@@ -525,22 +528,48 @@ def test_vote_head_epsilon_is_the_by_hand_rdp_sum(data, epsilon, hops):
     assert clf.epsilon_spent_ == pytest.approx(by_hand, rel=0.05)
 
 
-def test_vote_head_predicts_from_the_paid_fit_release_which_is_never_pickled(data):
+def test_vote_head_predicts_from_the_paid_fit_release_also_after_pickling(data):
     X, y, X_test, _ = _split(data)
     clf = GAPClassifier(epsilon=8.0, privacy_level="node", **FAST).fit(X, y)
     (votes,) = _vote_values(clf)
     assert votes.shape == (300, 3)
     proba = clf.predict_proba(X_test)
     assert clf.privacy_.releases == () and np.isfinite(proba).all()  # paid in fit
-    assert any("own aggregation rows" in text for text in clf.privacy_.not_covered)
     restored = pickle.loads(pickle.dumps(clf))
-    assert not any(t.ndim >= 2 and t.shape[0] == 300 for t in _tensors(restored))
-    restored.predict_proba(X_test)
+    np.testing.assert_array_equal(restored.predict_proba(X_test), proba)
+    assert restored.privacy_.releases == ()
+    restored.predict_proba(_copy(data.graph).nodes()[200:])  # a new graph after loading
     (release,) = restored.privacy_.releases  # a new release, at the PMA multiplier
     multiplier = clf.noise_multiplier_ / np.sqrt(clf._plan_.hops)
     assert release["kind"] == VOTES and "own aggregation rows" in release["not_covered"]
     assert _analytic_delta(multiplier, release["epsilon"]) <= clf.delta_ * (1 + 1e-8)
     assert _analytic_delta(multiplier, release["epsilon"] * 0.999) > clf.delta_
+
+
+@pytest.mark.parametrize("in_degree", [1, 5, 10])
+def test_own_rows_are_covered_by_in_degree_as_the_rdp_sum_states(data, in_degree):
+    """Without max_in_degree a node of in-degree d moves its own rows by at most d: the
+    same noise at sensitivity sqrt(d^2 + D). Its epsilon is the encoder's RDP plus the K
+    Gaussians at that sensitivity (opacus' RDP, an independent computation), as the
+    report states."""
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(epsilon=4.0, privacy_level="node", max_degree=20, batch_size=50,
+                        encoder_epochs=3, hidden_dim=8, random_state=0).fit(X, y)
+    plan = clf._plan_
+    orders = np.arange(2, 256, dtype=float)
+    training = opacus_rdp(q=50 / 200, noise_multiplier=plan.encoder.noise_multiplier,
+                          steps=3 * 4, orders=orders)
+    multiplier = plan.noise_std / np.sqrt(in_degree**2 + 20)
+    by_hand, _ = get_privacy_spent(
+        orders=orders, rdp=training + plan.hops * orders / (2 * multiplier**2), delta=clf.delta_)
+    stated = plan.in_degree_epsilon(clf.delta_, in_degree)
+    assert stated <= by_hand * (1 + 1e-6) and stated == pytest.approx(by_hand, rel=0.05)
+    assert stated >= clf.epsilon_spent_ * (1 - 1e-6)
+    assert f"d={in_degree}: {stated:.3g}" in clf.privacy_.not_covered[-1]
+    covered = GAPClassifier(epsilon=4.0, privacy_level="node", max_degree=20, max_in_degree=5,
+                            batch_size=50, encoder_epochs=3, hidden_dim=8, random_state=0)
+    assert covered.fit(X, y)._plan_.in_degree_epsilon(clf.delta_, in_degree) == pytest.approx(
+        covered.epsilon_spent_)
 
 
 def _fresh_noise(first, second, weight=2.0):
@@ -550,8 +579,8 @@ def _fresh_noise(first, second, weight=2.0):
 
 
 def test_differencing_two_vote_releases_finds_fresh_noise(data, monkeypatch):
-    """The adversary queries the unpickled estimator twice and differences the votes: with
-    fresh noise the difference is pure noise. A release that replays its stream (the broken
+    """The adversary queries the unpickled estimator twice on a new graph and differences
+    the votes: with fresh noise the difference is pure noise. A release that replays its stream (the broken
     variant) gives identical votes, which the check catches. One hop, so that the
     difference of two releases is exactly two noises (a second hop's counts follow the
     first hop's noisy argmax)."""
@@ -561,8 +590,8 @@ def test_differencing_two_vote_releases_finds_fresh_noise(data, monkeypatch):
     releases = []
     for _ in range(2):
         restored = pickle.loads(pickle.dumps(clf))
-        restored.predict_proba(X_test)
-        releases += _vote_values(restored)
+        restored.predict_proba(_copy(data.graph).nodes()[200:])
+        releases += _vote_values(restored)[1:]  # the release after the fit's
     assert _fresh_noise(*releases)
 
     from skdpgraph.estimators import _base
@@ -570,8 +599,8 @@ def test_differencing_two_vote_releases_finds_fresh_noise(data, monkeypatch):
     broken = []
     for _ in range(2):
         restored = pickle.loads(pickle.dumps(clf))
-        restored.predict_proba(X_test)
-        broken += _vote_values(restored)
+        restored.predict_proba(_copy(data.graph).nodes()[200:])
+        broken += _vote_values(restored)[1:]
     assert not _fresh_noise(*broken)
 
 

@@ -233,7 +233,7 @@ def test_gap_plan_edge_level_and_non_private():
     assert not edge.encoder.private and not edge.classifier.private
     assert edge.epsilon(1e-5) == pytest.approx(4.0, rel=1e-6) == edge.release_epsilon(1e-5)
     assert edge.running_epsilon(1e-5, "encoder", 10) == 0.0  # the encoder reads no edge
-    assert edge.own_rows_covered and edge.not_covered == ()
+    assert edge.own_rows_covered and edge.not_covered(1e-5) == ()
     off = _gap_plan(epsilon=np.inf)
     assert not off.private and off.noise_std == 0.0 and check_plan(off, np.inf, 1e-5,
                                                                    context="t") == np.inf
