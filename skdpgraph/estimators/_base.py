@@ -526,16 +526,20 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         """Whether a release paid in ``fit`` is kept (it then serves a marked graph)."""
         return any(entry["paid_in_fit"] for entry in getattr(self, "_release_cache_", []))
 
-    def _cache_release(self, graph: Graph, kind: str, value: Any) -> None:
+    def _cache_release(self, graph: Graph, kind: str, value: Any, *,
+                       keep_in_pickle: bool = True) -> None:
         """Cache a release paid for by the training epsilon (made during ``fit``).
 
         It serves predictions on ``graph`` and on any graph marked as the fitted one
         (:meth:`mark_fitted_graph`); the public sizes those marks are checked against are
         kept with it, and it is pickled with the estimator (without its fingerprint).
+        ``keep_in_pickle=False`` keeps it in memory only: for values the epsilon does not
+        fully cover (node-level GAP's own aggregation rows without ``max_in_degree``), which
+        a fitted estimator must not carry.
         """
         self.__dict__.setdefault("_release_cache_", []).append(
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind,
-             "value": value, "paid_in_fit": True,
+             "value": value, "paid_in_fit": True, "keep_in_pickle": keep_in_pickle,
              "public": {"num_nodes": graph.num_nodes, "directed": graph.directed}})
 
     def _cached(self, graph: Graph, kind: str) -> Any | None:
@@ -557,12 +561,13 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         return None
 
     def _release(self, graph: Graph, kind: str, make: Callable[[RandomStreams], Any],
-                 cost: Callable[[], dict]) -> Any:
+                 cost: Callable[[], dict], *, keep_in_pickle: bool = True) -> Any:
         """The release ``kind`` on ``graph``: cached if it was released before (:meth:`_cached`).
 
         Otherwise ``make(streams)`` computes it with fresh, independent streams, and the
         release is appended to ``privacy_.releases`` with ``cost()`` (a dict with at least
-        ``epsilon`` and ``delta``); it is cached, and pickled with the estimator.
+        ``epsilon`` and ``delta``); it is cached, and pickled with the estimator unless
+        ``keep_in_pickle=False`` (as for :meth:`_cache_release`).
         """
         cached = self._cached(graph, kind)
         if cached is not None:
@@ -584,17 +589,19 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         earlier = [e for e in cache if not e["paid_in_fit"] and e["kind"] == kind]
         self._release_cache_ = kept + earlier[len(earlier) - _OTHER_RELEASES_KEPT + 1:] + [
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind, "value": value,
-             "paid_in_fit": False}]
+             "paid_in_fit": False, "keep_in_pickle": keep_in_pickle}]
         return value
 
     def __getstate__(self) -> dict:
         # Fingerprints identify the private data exactly: never pickled. After loading, a
         # cached release serves its graph's random uid, and a release paid in fit serves a
         # graph the user marks as the fitted one (public sizes checked): no content is read.
+        # A release the epsilon does not fully cover stays in memory.
         state = dict(super().__getstate__())  # a copy: never strip the live estimator
         if "_release_cache_" in state:
             state["_release_cache_"] = [
-                {**entry, "fingerprint": None} for entry in state["_release_cache_"]]
+                {**entry, "fingerprint": None}
+                for entry in state["_release_cache_"] if entry["keep_in_pickle"]]
         return state
 
     # ------------------------------------------------------------------ predict

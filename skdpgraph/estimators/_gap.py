@@ -117,13 +117,15 @@ class GAPClassifier(BaseDPClassifier):
         Node level: out-degree bound D; each release first keeps at most D random
         out-edges per node, so one hop has sensitivity sqrt(D) (own rows held fixed).
         Larger D: more noise, fewer dropped edges. Unused at edge level.
-    max_in_degree : int, default=None
+    max_in_degree : int or None, default=10
         Node level: also keep at most D_in random in-edges per node; sensitivity
-        sqrt(D_in² + D), each node's own rows covered. None: in-degree unbounded; each
-        node's own rows are then covered by its in-degree d (sensitivity sqrt(d² + D) for
-        it), and ``privacy_.not_covered`` states the epsilon at d = 1, 5, 10, 30, 100.
-        Bounding costs accuracy (3.5-5 points for GAP, up to 1 for ProGAP on Amazon Photo;
-        see the GAP guarantee in the docs). Unused at edge level.
+        sqrt(D_in² + D), so each node's own aggregation rows are covered by the reported
+        epsilon and the release made in ``fit`` is kept in the pickle. None: in-degree
+        unbounded; each node's own rows are then covered only by its in-degree d
+        (sensitivity sqrt(d² + D) for it; ``privacy_.not_covered`` states the epsilon at
+        d = 1, 5, 10, 30, 100), and the fit's release is kept in memory, never pickled.
+        The bound's accuracy cost is measured in the privacy-units guide (GAP's node-level
+        guarantee). Unused at edge level.
     max_grad_norm : float, default=1.0
         Node level: per-node clipping norm C of every DP-SGD run (noise std sigma * C);
         epsilon does not depend on it. Unused at edge level, which trains without
@@ -204,7 +206,7 @@ class GAPClassifier(BaseDPClassifier):
                  hidden_dim=None, encoder_layers=None, combine="cat", aggregate="auto",
                  activation="selu", head="auto",
                  epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=30,
-                 max_in_degree=None, max_grad_norm=1.0, dropout=None,
+                 max_in_degree=10, max_grad_norm=1.0, dropout=None,
                  validation_fraction="auto", random_state=None, device="auto", verbose=False,
                  private_diagnostics=False):
         self.__dict__.update((k, v) for k, v in locals().items() if k != "self")  # as given
@@ -310,10 +312,10 @@ class GAPClassifier(BaseDPClassifier):
         if self._vote:  # no classifier: the fit's paid vote release serves predict
             self.module_, self.history_ = None, encoder
             votes = self._votes(graph, streams, self._known_labels(nodes, y))
-            self._cache_release(graph, _VOTES, votes)
+            self._cache_release(graph, _VOTES, votes, keep_in_pickle=plan.own_rows_covered)
             return
         aggregations = self._aggregate(graph, streams, self._known_labels(nodes, y))
-        self._cache_release(graph, _KIND, aggregations)
+        self._cache_release(graph, _KIND, aggregations, keep_in_pickle=plan.own_rows_covered)
         self.module_, classifier = self._stage(
             lambda: GAPClassificationModule(width, classes, hops=self._hops, combine=self.combine,
                                             activation=self.activation, dropout=self._dropout,
@@ -362,12 +364,14 @@ class GAPClassifier(BaseDPClassifier):
         graph, plan = nodes.graph, self._plan_
         if self._vote:  # the encoder's log-probabilities plus the neighbours' noisy votes
             votes = self._release(graph, _VOTES, lambda streams: self._votes(graph, streams),
-                                  lambda: plan.release_cost(self.delta_))
+                                  lambda: plan.release_cost(self.delta_),
+                                  keep_in_pickle=plan.own_rows_covered)
             index = np.array(nodes.index, dtype=np.int64)  # a writable copy for torch
             own = class_log_probabilities(self.encoder_, graph, index)
             return own + votes[torch.from_numpy(index)]
         aggregations = self._release(graph, _KIND, lambda streams: self._aggregate(graph, streams),
-                                     lambda: plan.release_cost(self.delta_))
+                                     lambda: plan.release_cost(self.delta_),
+                                     keep_in_pickle=plan.own_rows_covered)
         return self.module_(hop_inputs(self.encoder_, nodes, aggregations))
 
     def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:

@@ -104,13 +104,15 @@ class ProGAPClassifier(GAPClassifier):
         Node level: out-degree bound D; each release first keeps at most D random
         out-edges per node, so one hop has sensitivity sqrt(D) (own rows held fixed).
         Larger D: more noise, fewer dropped edges. Unused at edge level.
-    max_in_degree : int, default=None
+    max_in_degree : int or None, default=10
         Node level: also keep at most D_in random in-edges per node; sensitivity
-        sqrt(D_in² + D), each node's own rows covered. None: in-degree unbounded; each
-        node's own rows are then covered by its in-degree d (sensitivity sqrt(d² + D) for
-        it), and ``privacy_.not_covered`` states the epsilon at d = 1, 5, 10, 30, 100.
-        Bounding costs accuracy (3.5-5 points for GAP, up to 1 for ProGAP on Amazon Photo;
-        see the GAP guarantee in the docs). Unused at edge level.
+        sqrt(D_in² + D), so each node's own aggregation rows are covered by the reported
+        epsilon and the release made in ``fit`` is kept in the pickle. None: in-degree
+        unbounded; each node's own rows are then covered only by its in-degree d
+        (sensitivity sqrt(d² + D) for it; ``privacy_.not_covered`` states the epsilon at
+        d = 1, 5, 10, 30, 100), and the fit's release is kept in memory, never pickled.
+        The bound's accuracy cost is measured in the privacy-units guide (GAP's node-level
+        guarantee). Unused at edge level.
     max_grad_norm : float, default=1.0
         Node level: per-node clipping norm C of every DP-SGD run (noise std sigma * C);
         epsilon does not depend on it. Unused at edge level, which trains without
@@ -215,7 +217,7 @@ class ProGAPClassifier(GAPClassifier):
 
         self.stages_ = []
         aggregations = self._progress(graph, streams, fit_stage, self._known_labels(nodes, y))
-        self._cache_release(graph, _KIND, aggregations)
+        self._cache_release(graph, _KIND, aggregations, keep_in_pickle=plan.own_rows_covered)
 
     def _progress(self, graph: Graph, streams: RandomStreams, fit_stage=None,
                   labelled=None) -> torch.Tensor:
@@ -255,5 +257,6 @@ class ProGAPClassifier(GAPClassifier):
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         graph, plan = nodes.graph, self._plan_
         aggregations = self._release(graph, _KIND, lambda streams: self._progress(graph, streams),
-                                     lambda: plan.release_cost(self.delta_))
+                                     lambda: plan.release_cost(self.delta_),
+                                     keep_in_pickle=plan.own_rows_covered)
         return self.module_(hop_inputs(self.encoder_, nodes, aggregations))

@@ -18,6 +18,7 @@ from typing import Any
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
+from skdpgraph.graph import Graph, Nodes
 from skdpgraph.model_selection._planned import checked_plan
 from skdpgraph.privacy import PrivacyBudgetError, PrivacyReport, release_event
 
@@ -30,15 +31,13 @@ DISTRIBUTION_DRAWS = 5
 def _planned_run(estimator: Any, params: dict, X: Any, y: Any) -> PrivacyReport:
     """The report of one run of ``params``: the fit's plan and the release its scoring makes.
 
-    A plan that states the cost of a release (``release_cost``) but whose fit keeps no
-    release of the fitted graph (``own_rows_covered`` False, other than GAP's vote head,
-    whose votes stay in memory) is charged one release for scoring held-out nodes of that
-    graph. :func:`check_run` then refuses any run that releases more.
+    Held-out nodes of the fitted graph are scored from the release the fit keeps, at no
+    cost. A plain array ``X`` has no graph: scoring its held-out rows builds a new graph,
+    so a plan that states the cost of a release on a new graph (``release_cost``) is
+    charged one release for it. :func:`check_run` then refuses any run that releases more.
     """
     plan, report = checked_plan(clone(estimator).set_params(**params), X, y)
-    if (plan.private and hasattr(plan, "release_cost")
-            and getattr(plan, "own_rows_covered", True) is False
-            and not getattr(plan, "vote", False)):
+    if plan.private and hasattr(plan, "release_cost") and not isinstance(X, (Graph, Nodes)):
         report = report.with_release(kind="scoring", **plan.release_cost(report.delta))
     return report
 

@@ -396,9 +396,10 @@ class GAPPlan:
                 f"number is not bounded) with respect to that node: the sqrt(D) bound holds "
                 f"with them fixed. Counted by in-degree, a node of in-degree at most d is "
                 f"protected at epsilon {by_degree} (at delta_; the same noise read with "
-                f"max_in_degree=d). The {release} made in fit, and any later release, are "
-                "kept in the fitted estimator and its pickle and carry this guarantee; "
-                "max_in_degree covers every node at epsilon_spent_",)
+                f"max_in_degree=d). The {release} made in fit, and any later release, carry "
+                "this guarantee; they are kept in memory for repeated queries and never "
+                "pickled (after loading, predict makes a new recorded release). "
+                "max_in_degree (default 10) covers every node at epsilon_spent_",)
 
     @property
     def inference(self) -> str:
@@ -411,7 +412,8 @@ class GAPPlan:
         fitted = ("predict on the fitted graph (the same object, a copy in the same session, "
                   "or a graph marked with mark_fitted_graph, also after loading) reuses the ")
         own = "" if self.own_rows_covered else (
-            "; every release covers each node's own rows by its in-degree (see not covered)")
+            "; every release covers each node's own rows by its in-degree only (see not "
+            "covered) and is never pickled")
         if self.vote:
             hop0 = ("The queried node's own log-probabilities come from its features in the "
                     "clear at predict time.")

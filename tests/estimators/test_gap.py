@@ -94,8 +94,8 @@ def test_directed_graph_protects_one_directed_edge(data):
 def test_node_level_epsilon_is_the_by_hand_rdp_sum(data, epsilon):
     X, y, _, _ = _split(data)
     clf = GAPClassifier(epsilon=epsilon, privacy_level="node", head="trained", hops=2,
-                        max_degree=20, batch_size=50, epochs=3, encoder_epochs=2, hidden_dim=8,
-                        random_state=0).fit(X, y)
+                        max_degree=20, max_in_degree=None, batch_size=50, epochs=3,
+                        encoder_epochs=2, hidden_dim=8, random_state=0).fit(X, y)
     sigma, n = clf.noise_multiplier_, 200
     assert clf.sensitivity_ == pytest.approx(np.sqrt(20))
     assert clf.delta_ == pytest.approx(1 / (10 * data.graph.num_nodes))
@@ -275,7 +275,8 @@ def test_a_release_on_a_neighbouring_graph_draws_fresh_noise(data):
 
 def test_node_level_predict_on_another_graph_is_a_recorded_release(data):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", **FAST).fit(X, y)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", max_in_degree=None,
+                        **FAST).fit(X, y)
     assert any("own aggregation rows" in text for text in clf.privacy_.not_covered)
     proba = clf.predict_proba(X_test)  # the fitted graph: the aggregations paid in fit
     np.testing.assert_array_equal(clf.predict(X_test), clf.classes_[proba.argmax(1)])
@@ -515,7 +516,8 @@ def test_vote_head_epsilon_is_the_by_hand_rdp_sum(data, epsilon, hops):
     multiplier it composes to epsilon (opacus' RDP, an independent computation)."""
     X, y, _, _ = _split(data)
     clf = GAPClassifier(epsilon=epsilon, privacy_level="node", hops=hops, max_degree=20,
-                        batch_size=50, encoder_epochs=3, hidden_dim=8, random_state=0).fit(X, y)
+                        max_in_degree=None, batch_size=50, encoder_epochs=3, hidden_dim=8,
+                        random_state=0).fit(X, y)
     sigma, encoder = clf.noise_multiplier_, clf._plan_.encoder.noise_multiplier
     assert encoder != sigma and clf.sensitivity_ == pytest.approx(np.sqrt(20))
     orders = np.arange(2, 128, dtype=float)
@@ -541,9 +543,26 @@ def test_vote_head_predicts_from_the_paid_fit_release_also_after_pickling(data):
     restored.predict_proba(_copy(data.graph).nodes()[200:])  # a new graph after loading
     (release,) = restored.privacy_.releases  # a new release, at the PMA multiplier
     multiplier = clf.noise_multiplier_ / np.sqrt(clf._plan_.hops)
-    assert release["kind"] == VOTES and "own aggregation rows" in release["not_covered"]
+    assert release["kind"] == VOTES and "not_covered" not in release  # max_in_degree=10
     assert _analytic_delta(multiplier, release["epsilon"]) <= clf.delta_ * (1 + 1e-8)
     assert _analytic_delta(multiplier, release["epsilon"] * 0.999) > clf.delta_
+
+
+@pytest.mark.parametrize("head", ["vote", "trained"])
+def test_release_not_covered_by_epsilon_is_never_pickled(data, head):
+    """Without max_in_degree each node's own rows are outside the reported epsilon: the
+    fit's release serves the live estimator only; the pickle carries none of it, and the
+    unpickled estimator makes a new recorded release on the same graph."""
+    X, y, X_test, _ = _split(data)
+    clf = GAPClassifier(epsilon=8.0, privacy_level="node", head=head, max_in_degree=None,
+                        **FAST).fit(X, y)
+    clf.predict_proba(X_test)
+    assert clf.privacy_.releases == ()
+    restored = pickle.loads(pickle.dumps(clf))
+    assert not [t for t in _tensors(restored) if t.ndim >= 2 and t.shape[0] == 300]
+    restored.predict_proba(X_test)
+    (release,) = restored.privacy_.releases
+    assert "own aggregation rows" in release["not_covered"]
 
 
 @pytest.mark.parametrize("in_degree", [1, 5, 10])
@@ -553,8 +572,8 @@ def test_own_rows_are_covered_by_in_degree_as_the_rdp_sum_states(data, in_degree
     Gaussians at that sensitivity (opacus' RDP, an independent computation), as the
     report states."""
     X, y, _, _ = _split(data)
-    clf = GAPClassifier(epsilon=4.0, privacy_level="node", max_degree=20, batch_size=50,
-                        encoder_epochs=3, hidden_dim=8, random_state=0).fit(X, y)
+    clf = GAPClassifier(epsilon=4.0, privacy_level="node", max_degree=20, max_in_degree=None,
+                        batch_size=50, encoder_epochs=3, hidden_dim=8, random_state=0).fit(X, y)
     plan = clf._plan_
     orders = np.arange(2, 256, dtype=float)
     training = opacus_rdp(q=50 / 200, noise_multiplier=plan.encoder.noise_multiplier,

@@ -25,23 +25,32 @@ from skdpgraph.model_selection import (
 from skdpgraph.privacy import PrivacyBudgetError
 
 
+pytestmark = pytest.mark.filterwarnings("ignore::skdpgraph.GraphDroppedWarning")
+
+
 @pytest.fixture(scope="module")
 def data():
     return make_csbm(n_nodes=200, n_features=8, random_state=0)
 
 
 def _progap_node(**overrides):
-    """Node-level ProGAP without max_in_degree: scoring the fitted graph makes a new release."""
+    """Node-level ProGAP without max_in_degree: its fit's release is never pickled."""
     params = dict(epsilon=4.0, privacy_level="node", hops=1, hidden_dim=8, epochs=1,
-                  encoder_epochs=1, batch_size=64, random_state=0)
+                  encoder_epochs=1, batch_size=64, max_in_degree=None, random_state=0)
     return ProGAPClassifier(**{**params, **overrides})
 
 
 def _gap_node(**overrides):
-    """Node-level GAP with its trained head and no max_in_degree: scoring makes a release."""
+    """Node-level GAP with its trained head."""
     params = dict(epsilon=4.0, privacy_level="node", head="trained", hops=1, hidden_dim=8,
                   epochs=1, encoder_epochs=1, batch_size=64, random_state=0)
     return GAPClassifier(**{**params, **overrides})
+
+
+def _rows(data):
+    """The node features as a plain array: scoring held-out rows builds a new graph, so
+    every fold's scoring is a new release (as under a meta-estimator that drops the graph)."""
+    return np.asarray(data.nodes())
 
 
 def _rdp_epsilon(event, delta):
@@ -61,7 +70,7 @@ def _scoring_release_event(report):
 # ------------------------------------------------------------------ scoring releases
 def _recorded_equals_total(estimator, data):
     """Each fold's recorded epsilon against the fold's total after scoring (the attack)."""
-    folds = cross_validate(estimator, data.nodes(), data.y, cv=2, return_estimator=True,
+    folds = cross_validate(estimator, _rows(data), data.y, cv=2, return_estimator=True,
                            scoring=privacy_scoring("accuracy"))
     for recorded, fitted in zip(folds["test_epsilon"], folds["estimator"]):
         assert fitted.privacy_.releases, "scoring made no release: the check proves nothing"
@@ -102,8 +111,8 @@ def test_privacy_scoring_charges_the_release_of_an_unpickled_model(data):
 
 def test_search_cost_composes_every_fits_scoring_release(data):
     grid = GridSearchCV(_progap_node(), {"lr": [0.01, 0.05]}, cv=2, refit=False,
-                        scoring=privacy_scoring("accuracy")).fit(data.nodes(), data.y)
-    folds = cross_validate(_progap_node(), data.nodes(), data.y, cv=2, return_estimator=True,
+                        scoring=privacy_scoring("accuracy")).fit(_rows(data), data.y)
+    folds = cross_validate(_progap_node(), _rows(data), data.y, cv=2, return_estimator=True,
                            scoring=privacy_scoring("accuracy"))
     per_fit = [e.privacy_.total_epsilon for e in folds["estimator"]]
     training = [e.privacy_.epsilon for e in folds["estimator"]]
@@ -117,7 +126,7 @@ def test_search_cost_composes_every_fits_scoring_release(data):
 def test_private_random_search_composes_each_runs_scoring_release(data):
     search = PrivateRandomSearch(_progap_node(random_state=None), {"lr": [0.01, 0.05]},
                                  mean_repetitions=3.0, shape=1.0, random_state=0)
-    search.fit(data.nodes(), data.y)
+    search.fit(_rows(data), data.y)
     report = search.best_estimator_.privacy_
     run = dp_event.ComposedDpEvent([report.dp_event, _scoring_release_event(report)])
     expected = _rdp_epsilon(dp_event.RepeatAndSelectDpEvent(run, 3.0, 1.0), report.delta)
@@ -288,5 +297,5 @@ def test_private_random_search_stops_at_a_run_that_releases_more_than_planned(da
     search = PrivateRandomSearch(_progap_node(random_state=None), {"lr": [0.01, 0.05]},
                                  mean_repetitions=2.0, random_state=0)
     with pytest.raises(PrivacyBudgetError, match="no planned run allows"):
-        search.fit(data.nodes(), data.y)
+        search.fit(_rows(data), data.y)
     assert not hasattr(search, "privacy_cost_")
