@@ -206,7 +206,8 @@ def test_gap_edge_level_release_on_the_rebuilt_graph_is_saved(tables, capsys):
 
 
 # ----------------------------------------------------------------------------- the fitted graph
-_REUSING = {"gap edge": ("gap", "privacy_level='edge'"), "gap node": ("gap", "privacy_level='node'"),
+_REUSING = {"gap edge": ("gap", "privacy_level='edge'"),
+            "gap node": ("gap", "privacy_level='node'"),
             "progap edge": ("progap", "privacy_level='edge'")}
 
 
@@ -287,8 +288,8 @@ def test_fitted_graph_refuses_tables_of_other_public_sizes(tables, capsys, chang
     assert not (paths["dir"] / "p.csv").exists()
 
 
-def test_a_model_file_read_with_the_fitted_graph_holds_no_hash_of_it(tables, capsys,
-                                                                      monkeypatch):
+def test_a_model_file_read_with_the_fitted_graph_holds_no_hash_of_it(
+        tables, capsys, monkeypatch):
     from skdpgraph._cli_tables import load_tables
     from skdpgraph.estimators._base import BaseDPClassifier
 

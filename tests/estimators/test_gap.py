@@ -599,10 +599,10 @@ def _fresh_noise(first, second, weight=2.0):
 
 def test_differencing_two_vote_releases_finds_fresh_noise(data, monkeypatch):
     """The adversary queries the unpickled estimator twice on a new graph and differences
-    the votes: with fresh noise the difference is pure noise. A release that replays its stream (the broken
-    variant) gives identical votes, which the check catches. One hop, so that the
-    difference of two releases is exactly two noises (a second hop's counts follow the
-    first hop's noisy argmax)."""
+    the votes: with fresh noise the difference is pure noise. A release that replays its
+    stream (the broken variant) gives identical votes, which the check catches. One hop, so
+    that the difference of two releases is exactly two noises (a second hop's counts follow
+    the first hop's noisy argmax)."""
     X, y, X_test, _ = _split(data)
     clf = GAPClassifier(epsilon=8.0, privacy_level="node", hops=1,
                         **{**FAST, "random_state": None}).fit(X, y)
