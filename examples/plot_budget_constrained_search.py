@@ -51,8 +51,9 @@ pipe = Pipeline([
     ("scale", NodeFeatureTransformer(StandardScaler(), public_features=True)),
     ("clf", DPMLPClassifier(**fast)),
 ])
+refit = refit_within_budget(2.0, estimator=pipe, X=X_train, y=y_train)  # plans the refit too
 grid = GridSearchCV(pipe, {"clf__epsilon": [1.0, 2.0, 8.0], "clf__lr": [0.01, 0.05]}, cv=2,
-                    scoring=privacy_scoring("accuracy"), refit=refit_within_budget(2.0))
+                    scoring=privacy_scoring("accuracy"), refit=refit)
 grid.fit(X_train, y_train)
 chosen = grid.best_estimator_[-1]
 print(f"chosen: {grid.best_params_}")

@@ -9,8 +9,9 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from skdpgraph.model_selection._cost import VALIDATION_LABELS_PUBLIC
-from skdpgraph.model_selection._planned import planned_privacy
-from skdpgraph.model_selection._scoring import ranked_within_budget, spent_so_far
+from skdpgraph.model_selection._scoring import (
+    first_refit_within_budget, ranked_within_budget, spent_so_far,
+)
 from skdpgraph.privacy import PrivacyBudgetError
 
 __all__ = ["BudgetedSearchCV"]
@@ -109,7 +110,9 @@ class BudgetedSearchCV(MetaEstimatorMixin, BaseEstimator):
         results = search.cv_results_
         ranked = ranked_within_budget(results, budget, score=self.score_key,
                                       epsilon=self.epsilon_key)
-        index, candidate, planned = self._first_planned_within(search, ranked, X, y)
+        index, candidate, planned = first_refit_within_budget(
+            search.estimator, results["params"], ranked, X, y, budget,
+            context="BudgetedSearchCV")
         fitted = candidate.fit(X, y, **params)
         spent = spent_so_far(fitted)[0]
         if spent > budget * (1 + _ROUND_OFF):
@@ -123,25 +126,6 @@ class BudgetedSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_estimator_, self.refit_planned_epsilon_ = fitted, planned
         self.classes_ = getattr(fitted, "classes_", None)
         return self
-
-    def _first_planned_within(self, search: Any, ranked: np.ndarray, X: Any, y: Any):
-        """``(index, unfitted candidate, planned epsilon)`` of the first refit within budget."""
-        planned = {}
-        for index in ranked:
-            candidate = clone(search.estimator).set_params(
-                **clone(search.cv_results_["params"][index], safe=False))
-            try:
-                epsilon = planned_privacy(candidate, X, y).epsilon
-            except PrivacyBudgetError:  # its own budget check would refuse the refit
-                epsilon = np.inf
-            planned[int(index)] = epsilon
-            if epsilon <= self.epsilon_budget * (1 + _ROUND_OFF):
-                return int(index), candidate, epsilon
-        shown = ", ".join(f"candidate {i}: {e:.4g}" for i, e in planned.items())
-        raise PrivacyBudgetError(
-            f"BudgetedSearchCV: no candidate's refit on all {len(y)} nodes fits "
-            f"epsilon_budget={self.epsilon_budget:g}; planned refit epsilons of the candidates "
-            f"whose cross-validation fits did: {shown}. Nothing was refitted.")
 
     def predict(self, X: Any) -> np.ndarray:
         """Predictions of the refit."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ from sklearn.metrics import check_scoring
 from sklearn.pipeline import Pipeline
 
 from skdpgraph.model_selection._cost import VALIDATION_LABELS_PUBLIC, unit_code
+from skdpgraph.privacy import PrivacyBudgetError
 
 __all__ = ["neg_epsilon_spent", "neg_delta_spent", "privacy_scoring", "refit_within_budget",
            "ranked_within_budget", "report_of", "spent_so_far", "unit_of"]
@@ -167,30 +169,70 @@ def ranked_within_budget(cv_results: Mapping[str, Any], epsilon_budget: float, *
     return ok[np.argsort(-scores[ok], kind="stable")]
 
 
+def first_refit_within_budget(estimator: Any, candidates: list[dict], ranked: np.ndarray,
+                              X: Any, y: Any, epsilon_budget: float, *,
+                              context: str) -> tuple[int, Any, float]:
+    """``(index, unfitted candidate, planned epsilon)`` of the first of ``ranked`` whose
+    refit on ``(X, y)`` plans within ``epsilon_budget`` (public quantities only).
+
+    Raises
+    ------
+    PrivacyBudgetError
+        If no candidate's refit plan fits: nothing is refitted.
+    """
+    from sklearn.base import clone
+
+    from skdpgraph.model_selection._planned import planned_privacy
+
+    planned = {}
+    for index in ranked:
+        candidate = clone(estimator).set_params(**clone(candidates[int(index)], safe=False))
+        try:
+            epsilon = planned_privacy(candidate, X, y).epsilon
+        except PrivacyBudgetError:  # its own budget check would refuse the refit
+            epsilon = np.inf
+        planned[int(index)] = epsilon
+        if epsilon <= epsilon_budget * (1 + 1e-9):
+            return int(index), candidate, epsilon
+    shown = ", ".join(f"candidate {i}: {e:.4g}" for i, e in planned.items())
+    raise PrivacyBudgetError(
+        f"{context}: no candidate's refit on all {len(y)} nodes fits epsilon_budget="
+        f"{epsilon_budget:g}; planned refit epsilons of the candidates whose cross-validation "
+        f"fits did: {shown}. Nothing was refitted.")
+
+
 def refit_within_budget(epsilon_budget: float, *, score: str = "score",
-                        epsilon: str = "epsilon") -> Callable[[Mapping[str, Any]], int]:
-    """A ``refit`` callable: the best candidate whose cross-validation fits stay within budget.
+                        epsilon: str = "epsilon", estimator: Any = None, X: Any = None,
+                        y: Any = None) -> Callable[[Mapping[str, Any]], int]:
+    """A ``refit`` callable: the best candidate whose fits, refit included, stay within budget.
 
     For ``GridSearchCV``/``RandomizedSearchCV`` with ``scoring=privacy_scoring(...)``. A
     candidate qualifies when its largest epsilon over the splits (training plus the
     releases its scoring made) is at most ``epsilon_budget``; among those the highest
     ``mean_test_<score>`` wins (ties: the first). Failed fits (NaN) never win.
 
-    It sees ``cv_results_`` only, not the refit: scikit-learn then refits the chosen
-    candidate on all the data, with another sampling rate and number of steps, which can
-    spend more than any of its cross-validation fits (and more than ``epsilon_budget``).
-    :class:`~skdpgraph.model_selection.BudgetedSearchCV` applies this rule and plans each
-    candidate's refit before making it, so that the refit never exceeds the budget: use it
-    when the budget must bound the released model.
+    The refit on all the data has another sampling rate and number of steps, so it can
+    spend more than any of its cross-validation fits. Given the search's ``estimator`` and
+    the ``X``, ``y`` it is fitted on, the callable plans each qualifying candidate's refit
+    (:func:`~skdpgraph.model_selection.planned_privacy`: public quantities only, nothing
+    trained) and picks the best one whose refit plan stays within ``epsilon_budget``; if
+    none does it raises :class:`~skdpgraph.PrivacyBudgetError` before anything is refitted.
+    Without them it cannot see the refit and warns so;
+    :class:`~skdpgraph.model_selection.BudgetedSearchCV` does the same planning without
+    passing the data twice.
 
     Parameters
     ----------
     epsilon_budget : float
-        Largest acceptable epsilon of one cross-validation fit.
+        Largest acceptable epsilon of one fit.
     score : str, default="score"
         The scoring key to maximise.
     epsilon : str, default="epsilon"
         The scoring key of minus the epsilon spent (``privacy_scoring``'s ``"epsilon"``).
+    estimator : estimator, default=None
+        The search's estimator (candidates are its clones with each ``params``).
+    X, y : default=None
+        What the search is fitted on; the refit's plan reads their sizes only.
 
     Returns
     -------
@@ -207,16 +249,30 @@ def refit_within_budget(epsilon_budget: float, *, score: str = "score",
 
     Examples
     --------
+    >>> import warnings
     >>> refit = refit_within_budget(2.0)
-    >>> refit({"mean_test_score": [0.9, 0.8, 0.7], "mean_test_epsilon": [-4.0, -2.0, -1.0]})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     refit({"mean_test_score": [0.9, 0.8, 0.7], "mean_test_epsilon": [-4.0, -2.0, -1.0]})
     1
     """
     if not (isinstance(epsilon_budget, (int, float)) and epsilon_budget > 0):
         raise ValueError(f"epsilon_budget must be a positive number; got {epsilon_budget!r}.")
+    planning = (estimator, X, y)
+    if any(part is not None for part in planning) and any(part is None for part in planning):
+        raise ValueError("refit_within_budget: pass estimator, X and y together (to plan the "
+                         "refit), or none of them.")
 
     def refit(cv_results: Mapping[str, Any]) -> int:
-        return int(ranked_within_budget(cv_results, epsilon_budget, score=score,
-                                        epsilon=epsilon)[0])
+        ranked = ranked_within_budget(cv_results, epsilon_budget, score=score, epsilon=epsilon)
+        if estimator is None:
+            warnings.warn(
+                f"refit_within_budget({epsilon_budget:g}) cannot see the refit: the refit on "
+                "all data may spend more than the budget. Pass estimator=, X=, y= or use "
+                "BudgetedSearchCV to plan it before it is made.", UserWarning, stacklevel=2)
+            return int(ranked[0])
+        return first_refit_within_budget(estimator, cv_results["params"], ranked, X, y,
+                                         epsilon_budget, context=refit.__name__)[0]
 
     refit.__name__ = f"refit_within_budget({epsilon_budget:g})"
     refit.notes = (VALIDATION_LABELS_PUBLIC,)

@@ -49,8 +49,9 @@ class PrivacyCost:
 
     def __str__(self) -> str:
         on = f" on one {self.unit} ({self.relation})" if self.unit else ""
+        releases = "release" if self.num_fits == 1 else "releases"
         lines = [f"({self.epsilon:.4g}, {self.delta:.3g})-DP{on} over {self.num_fits} "
-                 f"releases [{self.method}]"]
+                 f"{releases} [{self.method}]"]
         return "\n".join(lines + [f"  note: {note}" for note in self.notes])
 
 

@@ -200,6 +200,26 @@ def test_budgeted_search_raises_before_refitting_when_no_refit_fits(data, monkey
         search.predict(data.nodes())
 
 
+def test_refit_within_budget_plans_the_refit_when_told_the_estimator_and_data(
+        data, monkeypatch):
+    grid = _noise_grid(OVER)
+    with pytest.warns(UserWarning, match="cannot see the refit"):
+        clone(grid).set_params(refit=refit_within_budget(BUDGET)).fit(data.nodes(), data.y)
+    fits = []
+    original = DPMLPClassifier._train
+    monkeypatch.setattr(DPMLPClassifier, "_train",
+                        lambda self, *a: (fits.append(1), original(self, *a))[1])
+    refit = refit_within_budget(BUDGET, estimator=grid.estimator, X=data.nodes(), y=data.y)
+    with pytest.raises(PrivacyBudgetError, match="Nothing was refitted"):
+        clone(grid).set_params(refit=refit).fit(data.nodes(), data.y)
+    assert len(fits) == 2  # the cross-validation fits only
+    both = _noise_grid(OVER, UNDER)
+    refit = refit_within_budget(BUDGET, estimator=both.estimator, X=data.nodes(), y=data.y)
+    chosen = both.set_params(refit=refit).fit(data.nodes(), data.y)
+    assert chosen.best_params_ == UNDER
+    assert chosen.best_estimator_.epsilon_spent_ <= BUDGET
+
+
 def test_budgeted_search_refits_the_best_candidate_whose_refit_plan_fits(data):
     search = BudgetedSearchCV(_noise_grid(OVER, UNDER), BUDGET).fit(data.nodes(), data.y)
     assert search.best_params_ == UNDER
@@ -213,10 +233,10 @@ def test_budgeted_search_refits_the_best_candidate_whose_refit_plan_fits(data):
 
 def test_budgeted_search_discards_a_refit_over_the_budget(data, monkeypatch):
     # A broken planner that plans the refit on a cross-validation fold's size
-    from skdpgraph.model_selection import _budgeted_search
+    from skdpgraph.model_selection import _planned
 
     half = len(data.y) // 2
-    monkeypatch.setattr(_budgeted_search, "planned_privacy",
+    monkeypatch.setattr(_planned, "planned_privacy",
                         lambda est, X, y: planned_privacy(est, X[:half], y[:half]))
     search = BudgetedSearchCV(_noise_grid(OVER), BUDGET)
     with pytest.raises(PrivacyBudgetError, match="discarded"):
