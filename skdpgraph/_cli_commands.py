@@ -273,9 +273,15 @@ def _load(args, *, need_labels: bool):
     return saved, tables
 
 
+def _chosen(estimator):
+    """The estimator that holds the releases: the front door's choice, or itself."""
+    return getattr(estimator, "estimator_", estimator)
+
+
 def _mark_fitted_graph(estimator, graph, path: str) -> None:
     """``--fitted-graph``: the releases paid in fit serve the tables' graph, if its public
     sizes are the fitted graph's."""
+    estimator = _chosen(estimator)
     differences = estimator._fitted_graph_differences(graph)
     if differences:
         raise ValueError(f"--fitted-graph: the tables ({path}) cannot be the ones the model "
@@ -289,8 +295,8 @@ def _suggest_fitted_graph(args, estimator, graph, before: int) -> None:
     from skdpgraph._cli_files import release_count
 
     if (args.fitted_graph or release_count(estimator) <= before
-            or not estimator._keeps_fit_releases()
-            or estimator._fitted_graph_differences(graph)):
+            or not _chosen(estimator)._keeps_fit_releases()
+            or _chosen(estimator)._fitted_graph_differences(graph)):
         return
     print(f"note: {args.nodes} has the fitted graph's public sizes ({graph.num_nodes} nodes, "
           f"{graph.num_features} features); if these are the training tables, "

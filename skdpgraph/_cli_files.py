@@ -58,6 +58,7 @@ def load_model(path: str) -> dict:
     """Read a model file written by ``skdpgraph fit``; anything else is a one-line error."""
     import joblib
 
+    from skdpgraph.estimators import DPNodeClassifier
     from skdpgraph.estimators._base import BaseDPClassifier
 
     if os.path.isdir(path):
@@ -77,7 +78,7 @@ def load_model(path: str) -> dict:
         raise ModelFileError(f"{path}: not a model file written by skdpgraph fit (it holds "
                              f"{_describe(saved)}).")
     estimator, columns = saved["estimator"], saved["feature_columns"]
-    if not isinstance(estimator, BaseDPClassifier):
+    if not isinstance(estimator, (BaseDPClassifier, DPNodeClassifier)):
         raise ModelFileError(f"{path}: holds a {type(estimator).__name__}, not an skdpgraph "
                              "estimator.")
     if not hasattr(estimator, "privacy_"):

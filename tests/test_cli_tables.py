@@ -247,6 +247,19 @@ def test_the_training_tables_reuse_the_fit_release_at_no_cost(tables, capsys, na
         pd.testing.assert_frame_equal(pd.read_csv(output), expected)
 
 
+def test_a_front_door_model_file_predicts_and_reuses_its_release(tables, capsys):
+    paths, _, _ = tables
+    fitted = paths["dir"] / "fit.csv"
+    assert main(["fit", *table_args_of(paths), "--estimator", "dpnode", "--epsilon", "3",
+                 "--random-state", "0", "--predictions", str(fitted)]) == 0
+    total = _total(paths)
+    output = paths["dir"] / "p.csv"
+    assert main(["predict", *table_args_of(paths), "--output", str(output),
+                 "--fitted-graph"]) == 0
+    assert _total(paths) == total and _saved_releases(paths) == ()
+    pd.testing.assert_frame_equal(pd.read_csv(output), pd.read_csv(fitted))
+
+
 def test_tables_given_as_a_new_graph_are_a_recorded_release(tables, capsys):
     paths, nodes, edges = tables
     assert main(_fit_reusing(paths, "gap edge")) == 0

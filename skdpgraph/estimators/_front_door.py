@@ -200,6 +200,17 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
                                  "'fit' with appropriate arguments before using this estimator.")
         return self.estimator_
 
+    def mark_fitted_graph(self, graph: Any) -> DPNodeClassifier:
+        """Declare ``graph`` the fitted one, for the chosen estimator (see
+        :meth:`GAPClassifier.mark_fitted_graph <skdpgraph.GAPClassifier.mark_fitted_graph>`).
+
+        Returns
+        -------
+        self
+        """
+        self._fitted().mark_fitted_graph(graph)
+        return self
+
     def predict(self, X: Any) -> np.ndarray:
         """Predicted labels of the nodes ``X`` (see the chosen estimator's ``predict``)."""
         return self._fitted().predict(X)
