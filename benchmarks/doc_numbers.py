@@ -3,9 +3,12 @@
 The numbers come from the records in ``benchmarks/results``: the privacy-utility runs in
 ``benchmarks/results/utility/`` (merged as ``utility_table.py`` merges them) and the sweep
 records of ``benchmarks/sweep.py`` and the method scripts (``*.jsonl``, one line per
-configuration). The guide pages use them as reStructuredText substitutions (``|name|``)
-defined in ``doc/user_guide/results_numbers.inc``; the README's results table is written
-between its ``results-table`` markers. Numbers quoted from papers are listed in
+configuration). Numbers that follow from public quantities alone (a plan's epsilon, an
+accountant's bound, the model-selection guide's worked example) are computed here with the
+library's own functions. The guide pages use them as reStructuredText substitutions
+(``|name|``) defined in ``doc/user_guide/results_numbers.inc``; the README's results table is
+written between its ``results-table`` markers, and its ledger comment from the record of
+``counting_example.py``. Numbers quoted from papers are listed in
 ``REFERENCES`` with their source and written as such. Regenerate after new runs::
 
     python benchmarks/doc_numbers.py            # rewrite the .inc file and the README table
@@ -258,8 +261,7 @@ def model_selection_numbers() -> dict[str, str]:
 
     from skdpgraph import DPMLPClassifier
     from skdpgraph.datasets import make_csbm
-    from skdpgraph.model_selection import (PrivateRandomSearch, composition_cost,
-                                           planned_privacy, repeat_and_select_cost)
+    from skdpgraph.model_selection import PrivateRandomSearch, composition_cost, planned_privacy
 
     out = {}
     names = ("basic", "rdp", "log", "tnb", "geometric", "poisson")
@@ -519,7 +521,12 @@ def readme_text(current: str) -> str:
     _, found_end, after = rest.partition(README_END)
     if not (found and found_end):
         raise SystemExit(f"README.md: the markers {README_BEGIN!r} and {README_END!r} are missing")
-    return f"{before}{README_BEGIN}\n{readme_table()}\n{README_END}{after}"
+    text = f"{before}{README_BEGIN}\n{readme_table()}\n{README_END}{after}"
+    # The quick start's ledger comment quotes counting_example.py's record.
+    total = json.loads((RESULTS / "counting-readme-search.json").read_text())["ledger_total"]
+    guarantee = total.split("-DP")[0]
+    return re.sub(r"(print\(ledger\.total\(\)\).*?: )\([^)]*\)(?=-DP)",
+                  lambda match: match.group(1) + guarantee, text)
 
 
 def main(argv=None) -> int:
