@@ -269,8 +269,10 @@ def test_prose_filter_keeps_only_prose():
 def test_guide_pages_quote_results_only_from_the_records(page):
     """A decimal number in a guide page's prose is a substitution written from a record.
 
-    Numbers quoted from papers are substitutions too (``REFERENCES`` in
-    ``benchmarks/doc_numbers.py``), so a number typed into a page fails here.
+    ``benchmarks/doc_numbers.py`` writes them from the records, or with the library's own
+    functions where a number follows from public quantities (a plan, an accountant).
+    Numbers quoted from papers are substitutions too (``REFERENCES``), so a number typed
+    into a page fails here.
     """
     prose = _prose((ROOT / "doc" / "user_guide" / f"{page}.rst").read_text())
     typed = sorted(set(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", prose)))
