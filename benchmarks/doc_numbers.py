@@ -3,9 +3,12 @@
 The numbers come from the records in ``benchmarks/results``: the privacy-utility runs in
 ``benchmarks/results/utility/`` (merged as ``utility_table.py`` merges them) and the sweep
 records of ``benchmarks/sweep.py`` and the method scripts (``*.jsonl``, one line per
-configuration). The guide pages use them as reStructuredText substitutions (``|name|``)
-defined in ``doc/user_guide/results_numbers.inc``; the README's results table is written
-between its ``results-table`` markers. Numbers quoted from papers are listed in
+configuration). Numbers that follow from public quantities alone (a plan's epsilon, an
+accountant's bound, the model-selection guide's worked example) are computed here with the
+library's own functions. The guide pages use them as reStructuredText substitutions
+(``|name|``) defined in ``doc/user_guide/results_numbers.inc``; the README's results table is
+written between its ``results-table`` markers, and its ledger comment from the record of
+``counting_example.py``. Numbers quoted from papers are listed in
 ``REFERENCES`` with their source and written as such. Regenerate after new runs::
 
     python benchmarks/doc_numbers.py            # rewrite the .inc file and the README table
@@ -15,6 +18,7 @@ between its ``results-table`` markers. Numbers quoted from papers are listed in
 import argparse
 import json
 import math
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -146,6 +150,200 @@ def default_delta_cost() -> dict[str, str]:
     return out
 
 
+IN_DEGREES = (5, 10, 20, 30)
+STATED_IN_DEGREES = (1, 5, 10, 30, 100)  # as GAPPlan.not_covered states them
+
+
+def in_degree_accuracy() -> dict[str, str]:
+    """``in_degree_default.py``'s records: accuracy with and without ``max_in_degree``.
+
+    Each cell is the mean over seeds (a configuration recorded twice for one seed counts
+    once: the mean of its records). The drops are a bounded cell minus the unbounded one.
+    """
+    out, means = {}, {}
+    for dataset in ("amazon_photo", "facebook"):
+        cells = {}
+        for r in _lines(f"in-degree-default-{dataset}.jsonl"):
+            bound = r["params"].get("max_in_degree", "-")
+            key = (r["estimator"], r["epsilon"], "none" if bound is None else bound)
+            cells.setdefault(key, {}).setdefault(r["seed"], []).append(r["test_accuracy"])
+        for (estimator, epsilon, bound), seeds in cells.items():
+            label = f"indeg-{dataset}-{estimator}-{_eps_label(epsilon)}" + (
+                "" if bound == "-" else f"-{bound}")
+            means[label] = 100 * sum(sum(v) / len(v) for v in seeds.values()) / len(seeds)
+            out[label] = fmt(means[label])
+        minutes = sum(r["fit_seconds"] for r in _lines(f"in-degree-default-{dataset}.jsonl"))
+        out[f"indeg-{dataset}-fit-minutes"] = f"{minutes / 60:.0f}"
+
+    def drops(dataset, estimator, epsilons, bounds):
+        return [means[f"indeg-{dataset}-{estimator}-{_eps_label(e)}-{b}"]
+                - means[f"indeg-{dataset}-{estimator}-{_eps_label(e)}-none"]
+                for e in epsilons for b in bounds]
+
+    for epsilon in (8.0, 4.0):
+        values = drops("amazon_photo", "gap-ndp", (epsilon,), IN_DEGREES)
+        label = f"indeg-amazon_photo-gap-ndp-{_eps_label(epsilon)}"
+        out[f"{label}-least-drop"], out[f"{label}-most-drop"] = map(
+            fmt_diff, (max(values), min(values)))
+        out[f"indeg-facebook-gap-ndp-{_eps_label(epsilon)}-cost-10"] = (
+            f"{-drops('facebook', 'gap-ndp', (epsilon,), (10,))[0]:.1f}")
+    for epsilon in (8.0, 4.0):  # the page writes one ProGAP cell for every bound ("each")
+        label = f"indeg-amazon_photo-progap-ndp-{_eps_label(epsilon)}"
+        if len({out[f"{label}-{b}"] for b in IN_DEGREES}) != 1:
+            raise SystemExit(f"{label}: the bounds no longer give one accuracy; rewrite the "
+                             "table of privacy_units.rst")
+    values = drops("amazon_photo", "progap-ndp", (8.0, 4.0), IN_DEGREES)
+    out["indeg-amazon_photo-progap-ndp-least-drop"], out[
+        "indeg-amazon_photo-progap-ndp-most-drop"] = map(fmt_diff, (max(values), min(values)))
+    out["indeg-facebook-progap-ndp-largest-change-10"] = (
+        f"{max(map(abs, drops('facebook', 'progap-ndp', (8.0, 4.0), (10,)))):.1f}")
+    return out
+
+
+def fmt_epsilon(value: float) -> str:
+    """An epsilon in prose: one decimal below 20, a whole number from 20 up."""
+    return f"{value:.1f}" if value < 20 else f"{value:.0f}"
+
+
+def in_degree_epsilons() -> dict[str, str]:
+    """``GAPPlan.in_degree_epsilon`` of the node-level GAP and ProGAP defaults without
+    ``max_in_degree`` on Amazon Photo's 75% training split.
+
+    The plan reads public sizes only (nodes of the graph, training nodes, undirected
+    edges), so a synthetic graph of Amazon Photo's sizes gives Amazon Photo's plan.
+    """
+    import numpy as np
+
+    from skdpgraph import GAPClassifier, ProGAPClassifier
+    from skdpgraph.datasets import make_csbm
+    from skdpgraph.model_selection._planned import checked_plan
+
+    record = _lines("in-degree-default-amazon_photo.jsonl")[0]
+    n_train = record["n_train"]
+    graph = make_csbm(n_nodes=7650, n_classes=8, n_features=8, avg_degree=2, random_state=0)
+    train = np.arange(n_train)
+    out = {}
+    for name, cls in (("gap", GAPClassifier), ("progap", ProGAPClassifier)):
+        for epsilon in (8.0, 4.0):
+            estimator = cls(privacy_level="node", epsilon=epsilon, max_in_degree=None)
+            plan, report = checked_plan(estimator, graph.nodes(train), graph.y[train])
+            for degree in STATED_IN_DEGREES:
+                out[f"indeg-eps-{name}-{_eps_label(epsilon)}-d{degree}"] = fmt_epsilon(
+                    plan.in_degree_epsilon(report.delta, degree))
+    return out
+
+
+def calibration_seconds() -> dict[str, str]:
+    """``calibration.py``'s records: the range of calibration seconds of a first private
+    fit of DP-MLP, node-level GAP and ProGAP and DRW on Cora and Amazon Computers; the
+    ``-full`` records calibrated by a search over the whole order grid."""
+    out = {}
+    for tag, suffix in (("", "-s10"), ("-full", "-before-s10")):
+        seconds = [row["calibration_seconds"]
+                   for dataset in ("cora", "amazon_computers")
+                   for row in json.loads((RESULTS / f"calibration-{dataset}{suffix}.json")
+                                         .read_text())["rows"]
+                   if row["estimator"] in ("dpmlp", "gap-ndp", "progap-ndp", "drw")]
+        digits = 2 if not tag else 1
+        out[f"calibration{tag}-fastest"] = f"{min(seconds):.{digits}f}"
+        out[f"calibration{tag}-slowest"] = f"{max(seconds):.{digits}f}"
+    return out
+
+
+def model_selection_numbers() -> dict[str, str]:
+    """The model-selection guide's numbers, computed with the library's functions.
+
+    The worked example (the snippet on the page), the refit plans of full-batch DP-MLP
+    with a fixed multiplier, and the costs of ``examples/plot_budget_constrained_search.py``'s
+    random search.
+    """
+    from sklearn.model_selection import train_test_split
+
+    from skdpgraph import DPMLPClassifier
+    from skdpgraph.datasets import make_csbm
+    from skdpgraph.model_selection import PrivateRandomSearch, composition_cost, planned_privacy
+
+    out = {}
+    names = ("basic", "rdp", "log", "tnb", "geometric", "poisson")
+    rows, one = worked_example()
+    out["ms-one-fit"] = f"{one.epsilon:.2f}"
+    for m, *values in rows:
+        for name, value in zip(names, values):
+            out[f"ms-{m}-{name}"] = f"{value:.2f}"
+            out[f"ms-{m}-{name}-short"] = f"{value:.1f}"
+
+    for n in (100, 200):
+        data = make_csbm(n_nodes=n, random_state=0)
+        plan = planned_privacy(DPMLPClassifier(epsilon=math.inf, noise_multiplier=2.0, epochs=2,
+                                               batch_size=256), data.nodes(), data.y)
+        out[f"ms-full-batch-{n}"] = f"{plan.epsilon:.2f}"
+
+    # examples/plot_budget_constrained_search.py's PrivateRandomSearch, its runs kept.
+    data = make_csbm(n_nodes=600, random_state=0)
+    X_train, _, y_train, _ = train_test_split(data.nodes(), data.y, test_size=0.3,
+                                              stratify=data.y, random_state=0)
+    fast = dict(epochs=5, hidden_dim=32, batch_size=128, random_state=0)
+    search = PrivateRandomSearch(
+        DPMLPClassifier(epsilon=2.0, **fast),
+        {"lr": [0.005, 0.01, 0.05, 0.1], "hidden_dim": [16, 32, 64]},
+        mean_repetitions=5.0, shape=1.0, random_state=0,
+    ).fit(X_train, y_train)
+    out["ms-example-bound"] = f"{search.privacy_cost_.epsilon:.1f}"
+    for runs in (3, 5):
+        out[f"ms-example-{runs}-composed"] = (
+            f"{composition_cost([search.best_estimator_] * runs).epsilon:.1f}")
+    return out
+
+
+def worked_example() -> tuple[list, object]:
+    """Run the worked example's snippet of ``model_selection.rst``: its printed rows
+    ``(m, basic, RDP, logarithmic, TNB, geometric, Poisson)`` and its one-fit report."""
+    import textwrap
+
+    page = (ROOT / "doc" / "user_guide" / "model_selection.rst").read_text()
+    blocks = [textwrap.dedent(block) for block in re.findall(
+        r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", page)
+        if "repeat_and_select_cost([one]" in block]
+    if len(blocks) != 1:
+        raise SystemExit("model_selection.rst: no single worked-example snippet")
+    rows = []
+    namespace = {"print": lambda *values: rows.append(values)}
+    exec(blocks[0], namespace)
+    return rows, namespace["one"]
+
+
+def rgnn_accounting_numbers() -> dict[str, str]:
+    """GRR-FS's exact budget against the RGNN paper's formula (``skdpgraph.privacy``), and
+    ``rgnn_feature_range.py``'s record."""
+    from skdpgraph.privacy import (grr_fs_epsilon, grr_fs_paper_epsilon,
+                                   grr_fs_worst_case_log_ratio)
+
+    out = {
+        "grr-binary5-exact": f"**{grr_fs_worst_case_log_ratio([2] * 5, 1.0, 1):.1f}**",
+        "grr-binary5-paper": f"**{grr_fs_paper_epsilon(5, 1, 1.0):.3f}**",
+        "grr-324-exact": f"**{grr_fs_worst_case_log_ratio([3, 2, 4], 1.0, 1, 'one-feature'):.3f}**",
+        "grr-324-paper": f"**{grr_fs_paper_epsilon(3, 1, 1.0):.3f}**",
+        "grr-cora-1": f"**{grr_fs_epsilon(10, 1.0):g}**",
+        "grr-cora-1-paper": f"{grr_fs_paper_epsilon(58, 10, 1.0):.2f}",
+        "grr-cora-01": f"**{grr_fs_epsilon(10, 0.1):.1f}**",
+        "grr-cora-01-paper": f"{grr_fs_paper_epsilon(58, 10, 0.1):.2f}",
+    }
+    record = json.loads((RESULTS / "rgnn-feature-range-csbm.json").read_text())
+    for name, label in (("default range", "default"), ("per-column data range", "data")):
+        out[f"rgnn-range-{label}"] = f"{record['mean_test_accuracy'][name]:.2f}"
+    out["rgnn-range-seeds"] = str(record["config"]["seeds"])
+    return out
+
+
+def counting_numbers() -> dict[str, str]:
+    """``counting_example.py``'s record: the README's ledger example."""
+    record = json.loads((RESULTS / "counting-readme-search.json").read_text())
+    return {"counting-ledger-epsilon": f"{record['ledger_epsilon']:.2f}",
+            "counting-ledger-delta": f"{record['ledger_delta']:.3g}",
+            "counting-releases": str(record["releases"]),
+            "counting-sum-epsilon": f"{record['sum_of_epsilons']:.1f}"}
+
+
 def numbers() -> dict[str, str]:
     """``{substitution name: text}`` of every number of our own results the pages quote."""
     out = {}
@@ -260,6 +458,12 @@ def numbers() -> dict[str, str]:
             out[f"{label}-m{record['M']}-eps"] = f"{record['dp_mlp_epsilon_at_this_noise']:.2f}"
 
     out.update(default_delta_cost())
+    out.update(in_degree_accuracy())
+    out.update(in_degree_epsilons())
+    out.update(calibration_seconds())
+    out.update(model_selection_numbers())
+    out.update(rgnn_accounting_numbers())
+    out.update(counting_numbers())
 
     paper = json.loads((RESULTS / "rgnn-cora-paper-protocol.json").read_text())["summary"]
     for eps_y in ("3", "2", "1", "0.5"):
@@ -317,7 +521,12 @@ def readme_text(current: str) -> str:
     _, found_end, after = rest.partition(README_END)
     if not (found and found_end):
         raise SystemExit(f"README.md: the markers {README_BEGIN!r} and {README_END!r} are missing")
-    return f"{before}{README_BEGIN}\n{readme_table()}\n{README_END}{after}"
+    text = f"{before}{README_BEGIN}\n{readme_table()}\n{README_END}{after}"
+    # The quick start's ledger comment quotes counting_example.py's record.
+    total = json.loads((RESULTS / "counting-readme-search.json").read_text())["ledger_total"]
+    guarantee = total.split("-DP")[0]
+    return re.sub(r"(print\(ledger\.total\(\)\).*?: )\([^)]*\)(?=-DP)",
+                  lambda match: match.group(1) + guarantee, text)
 
 
 def main(argv=None) -> int:
