@@ -238,7 +238,7 @@ def calibration_seconds() -> dict[str, str]:
     fit of DP-MLP, node-level GAP and ProGAP and DRW on Cora and Amazon Computers; the
     ``-full`` records calibrated by a search over the whole order grid."""
     out = {}
-    for tag, suffix in (("", "-s10"), ("-full", "-before-s10")):
+    for tag, suffix in (("", "-order-search"), ("-full", "-full-order-grid")):
         seconds = [row["calibration_seconds"]
                    for dataset in ("cora", "amazon_computers")
                    for row in json.loads((RESULTS / f"calibration-{dataset}{suffix}.json")
