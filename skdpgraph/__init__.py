@@ -13,7 +13,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                    "GAPClassifier", "ProGAPClassifier", "RGNNClassifier"],
     "graph": ["Graph", "Nodes"],
     "privacy": ["PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "process_ledger"],
-    "_exceptions": ["EdgesDroppedWarning", "GraphDroppedWarning"],
+    "exceptions": ["EdgesDroppedWarning", "GraphDroppedWarning"],
     "_pipeline": ["make_graph_pipeline"],
-}, submodules=["datasets", "estimators", "graph", "model_selection", "nn", "preprocessing",
-               "privacy", "sampling", "training"])
+}, submodules=["datasets", "estimators", "exceptions", "graph", "model_selection", "nn",
+               "preprocessing", "privacy", "sampling", "training"])

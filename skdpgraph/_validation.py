@@ -20,7 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (_check_sample_weight, check_consistent_length,
                                       column_or_1d, validate_data)
 
-from skdpgraph._exceptions import GraphDroppedWarning
+from skdpgraph.exceptions import GraphDroppedWarning
 from skdpgraph.graph import Graph, Nodes
 
 __all__ = [

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from skdpgraph._exceptions import EdgesDroppedWarning
+from skdpgraph.exceptions import EdgesDroppedWarning
 
 __all__ = ["Graph", "Nodes"]
 

@@ -16,7 +16,7 @@ import sklearn
 from sklearn.ensemble import BaggingClassifier
 
 from skdpgraph import DPNodeClassifier
-from skdpgraph._exceptions import GraphDroppedWarning
+from skdpgraph.exceptions import GraphDroppedWarning
 from skdpgraph.datasets import make_csbm
 from tests._fast_estimators import make
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from skdpgraph._exceptions import EdgesDroppedWarning
+from skdpgraph.exceptions import EdgesDroppedWarning
 from skdpgraph.graph import Graph, Nodes
 
 __all__ = [

@@ -11,13 +11,10 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from skdpgraph._validation import check_nodes
+from skdpgraph.exceptions import NonPrivateStepWarning
 from skdpgraph.graph import Graph, Nodes
 
 __all__ = ["NodeFeatureTransformer", "NonPrivateStepWarning", "declared_budget"]
-
-
-class NonPrivateStepWarning(UserWarning):
-    """A pipeline step learned from private data without a privacy guarantee."""
 
 
 def declared_budget(transformer: Any) -> tuple[float, float] | None:

@@ -5,15 +5,13 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from skdpgraph.exceptions import PrivacyBudgetError
+
 __all__ = ["PrivacyBudgetError", "calibrate_noise_multiplier", "MAX_NOISE_MULTIPLIER"]
 
 #: Largest noise multiplier calibration will return; a budget that needs more is refused.
 MAX_NOISE_MULTIPLIER = 1e6
 _MIN_NOISE_MULTIPLIER = 1e-2
-
-
-class PrivacyBudgetError(ValueError):
-    """The requested privacy budget cannot be met, or could not be evaluated."""
 
 
 def _safe_epsilon(epsilon_for: Callable[[float], float], sigma: float, context: str) -> float:

@@ -1,6 +1,25 @@
-"""Warnings of skdpgraph that are not tied to one module."""
+"""The exceptions and warnings skdpgraph raises, in one public module.
 
-__all__ = ["EdgesDroppedWarning", "GraphDroppedWarning"]
+Tracebacks name them here (``skdpgraph.exceptions.PrivacyBudgetError``) whatever module
+raised them; each is also importable where it is used (``skdpgraph.PrivacyBudgetError``,
+``skdpgraph.privacy.PrivacyBudgetError``, ``skdpgraph.preprocessing.NonPrivateStepWarning``).
+"""
+
+__all__ = ["EdgesDroppedWarning", "GraphDroppedWarning", "NonPrivateStepWarning",
+           "PrivacyBudgetError"]
+
+
+class PrivacyBudgetError(ValueError):
+    """The requested privacy budget cannot be met, or could not be evaluated.
+
+    Raised before any private data is read: by ``fit`` when the plan exceeds ``epsilon`` or
+    the accountant cannot evaluate it, and by a :class:`~skdpgraph.PrivacyLedger` whose cap a
+    fit or release would exceed.
+    """
+
+
+class NonPrivateStepWarning(UserWarning):
+    """A pipeline step learned from private data without a privacy guarantee."""
 
 
 class GraphDroppedWarning(UserWarning):
@@ -23,7 +42,7 @@ class GraphDroppedWarning(UserWarning):
     ...     GAPClassifier().fit(np.eye(4), [0, 1, 0, 1])
     Traceback (most recent call last):
     ...
-    skdpgraph._exceptions.GraphDroppedWarning: GAPClassifier.fit received a plain ...
+    skdpgraph.exceptions.GraphDroppedWarning: GAPClassifier.fit received a plain ...
     """
 
 
