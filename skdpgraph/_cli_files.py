@@ -59,7 +59,7 @@ def load_model(path: str) -> dict:
     import joblib
 
     from skdpgraph.estimators import DPNodeClassifier
-    from skdpgraph.estimators._base import BaseDPClassifier
+    from skdpgraph.estimators import BaseDPClassifier
 
     if os.path.isdir(path):
         raise ModelFileError(f"{path}: is a directory, not a model file.")

@@ -68,7 +68,8 @@ def test_estimator_pages_document_sklearn_methods(built_html, name):
 
 
 def _public_estimator_classes() -> dict:
-    """Every estimator class that ``skdpgraph.estimators`` and ``.model_selection`` export."""
+    """Every estimator class that ``skdpgraph.estimators`` and ``.model_selection`` export,
+    base classes aside (as ``sklearn.utils.discovery.all_estimators`` leaves out ``Base*``)."""
     import importlib
 
     from sklearn.base import BaseEstimator
@@ -78,7 +79,8 @@ def _public_estimator_classes() -> dict:
         module = importlib.import_module(package)
         for name in module.__all__:
             value = getattr(module, name)
-            if isinstance(value, type) and issubclass(value, BaseEstimator):
+            if (isinstance(value, type) and issubclass(value, BaseEstimator)
+                    and not name.startswith("Base")):
                 found[f"{package}.{name}"] = value
     return found
 

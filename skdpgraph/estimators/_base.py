@@ -72,7 +72,7 @@ from skdpgraph.privacy import (
     PrivacyPlan, Spend, check_plan, release_event, report_from_plan, reserve_spend,
     spend_of_report,
 )
-from skdpgraph.privacy._orders import OrderHint
+from skdpgraph.privacy import OrderHint
 
 __all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "PRIVATE_HISTORY_KEYS",
            "VERBOSE_NOT_COVERED"]

@@ -17,9 +17,9 @@ from skdpgraph.nn import (DenseSubgraphGNN, encode_nodes, logits_from_sums, root
 from skdpgraph.privacy import (FDPPlan, NeighbourSums, fdp_relation, inference_release_epsilon,
                                inference_sensitivity, plan_fdp, release_neighbour_sums,
                                steps_for_epochs)
-from skdpgraph.privacy._orders import OrderHint
+from skdpgraph.privacy import OrderHint
 from skdpgraph.sampling import StarExamples, bound_star_membership, star_members
-from skdpgraph.sampling._stars import star_rows
+from skdpgraph.sampling import star_rows
 from skdpgraph.training import BestEpoch, train_dpsgd
 
 __all__ = ["FDPClassifier"]

@@ -13,10 +13,9 @@ from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions, possi
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn._gap import (GAPClassificationModule, GAPEncoder, class_log_probabilities,
-                               class_probabilities, embed_nodes, hop_inputs, with_known_labels)
-from skdpgraph.privacy import GAPPlan, plan_gap
-from skdpgraph.privacy._orders import OrderHint
+from skdpgraph.nn import (GAPClassificationModule, GAPEncoder, class_log_probabilities,
+                          class_probabilities, embed_nodes, hop_inputs, with_known_labels)
+from skdpgraph.privacy import GAPPlan, OrderHint, plan_gap
 from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
 __all__ = ["GAPClassifier"]

@@ -8,8 +8,8 @@ import torch
 from skdpgraph._random import RandomStreams
 from skdpgraph.estimators._gap import GAPClassifier
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn._gap import (GAPEncoder, ProgressiveStage, embed_nodes, hop_inputs,
-                               stack_hops, with_known_labels)
+from skdpgraph.nn import (GAPEncoder, ProgressiveStage, embed_nodes, hop_inputs, stack_hops,
+                          with_known_labels)
 from skdpgraph.privacy import GAPPlan
 
 __all__ = ["ProGAPClassifier"]

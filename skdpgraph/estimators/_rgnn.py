@@ -14,15 +14,14 @@ from skdpgraph._validation import DP_CONSTRAINTS, DPSGD_CONSTRAINTS, Interval, S
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.nn import CONVS, GNN, InNeighbourMean, ProbabilityAverage, train_llp_gnn
-from skdpgraph.preprocessing import (bag_label_proportions, held_out_label_hops, holdout_split,
+from skdpgraph.preprocessing import (bag_label_proportions, client_generators, feature_schema,
+                                     held_out_label_hops, holdout_split,
                                      mean_propagation_operator, noisy_label_means,
-                                     propagation_hops, reconstruct_labels)
-from skdpgraph.preprocessing._randomizers import client_generators, feature_schema
-from skdpgraph.preprocessing._reconstruction import reconstruct_from_clients
-from skdpgraph.privacy import (LocalDPPlan, grr_fs_epsilon, grr_probabilities, grr_randomize,
-                               label_transition_matrix, plan_local_grr)
-from skdpgraph.privacy._local import split_local_budget
-from skdpgraph.privacy._orders import OrderHint
+                                     propagation_hops, reconstruct_from_clients,
+                                     reconstruct_labels)
+from skdpgraph.privacy import (LocalDPPlan, OrderHint, grr_fs_epsilon, grr_probabilities,
+                               grr_randomize, label_transition_matrix, plan_local_grr,
+                               split_local_budget)
 from skdpgraph.sampling import metis_partition
 
 __all__ = ["RGNNClassifier"]

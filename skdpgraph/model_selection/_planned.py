@@ -83,7 +83,7 @@ def planned_privacy(estimator: Any, X: Any, y: Any) -> PrivacyReport:
 
 def checked_plan(estimator: Any, X: Any, y: Any) -> tuple[Any, PrivacyReport]:
     """``(plan, report)`` of :func:`planned_privacy`: the checked plan itself as well."""
-    from skdpgraph.estimators._base import BaseDPClassifier
+    from skdpgraph.estimators import BaseDPClassifier
 
     final, nodes = _final_step(estimator, X, y)
     if not isinstance(final, BaseDPClassifier):

@@ -5,7 +5,9 @@ from skdpgraph._lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "_dropout": ["UniformDropout"],
     "_dense": ["DenseSubgraphConv", "DenseSubgraphGNN", "normalize_dense_adjacency"],
-    "_gap": ["GAPClassificationModule", "GAPEncoder", "ProgressiveStage"],
+    "_gap": ["GAPClassificationModule", "GAPEncoder", "ProgressiveStage",
+             "class_log_probabilities", "class_probabilities", "embed_nodes", "hop_inputs",
+             "stack_hops", "with_known_labels"],
     "_gnn": ["CONVS", "GNN", "InNeighbourMean", "ProbabilityAverage"],
     "_llp": ["forward_corrected_loss", "llp_loss", "train_llp_gnn"],
     "_mlp": ["MLP", "make_activation"],

@@ -14,7 +14,7 @@ from torch import nn
 
 from skdpgraph.nn._dropout import UniformDropout
 from skdpgraph.nn._mlp import MLP, make_activation
-from skdpgraph.privacy._aggregation import row_normalize
+from skdpgraph.privacy import row_normalize
 
 __all__ = ["GAPEncoder", "GAPClassificationModule", "ProgressiveStage", "embed_nodes",
            "class_probabilities", "class_log_probabilities", "with_known_labels", "stack_hops",

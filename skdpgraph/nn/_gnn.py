@@ -98,7 +98,7 @@ class InNeighbourMean:
     def __init__(self, adjacency: sp.spmatrix | None = None) -> None:
         if adjacency is None:  # filled by ``to``
             return
-        from skdpgraph.preprocessing._sparse import torch_csr
+        from skdpgraph.preprocessing import torch_csr
 
         pattern = sp.csr_matrix(adjacency, dtype=np.float32, copy=True)
         pattern.sum_duplicates()

@@ -27,7 +27,7 @@ from skdpgraph.graph import Graph
 from skdpgraph.preprocessing._randomizers import feature_reports
 from skdpgraph.preprocessing._sparse import torch_csr
 from skdpgraph.privacy import grr_fs_frequency_estimate, label_transition_matrix
-from skdpgraph.privacy._grr import grr_fs_estimate_columns
+from skdpgraph.privacy import grr_fs_estimate_columns
 
 __all__ = [
     "mean_propagation_operator",

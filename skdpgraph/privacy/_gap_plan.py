@@ -41,7 +41,7 @@ from skdpgraph.privacy._gaussian import calibrate_gaussian_noise, gaussian_epsil
 from skdpgraph.privacy._orders import LazyRdpCurve, OrderHint, search_epsilon
 from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
-from skdpgraph.sampling._degree import bound_in_degree, bound_out_degree
+from skdpgraph.sampling import bound_in_degree, bound_out_degree
 
 __all__ = ["GAPPlan", "plan_gap", "VOTE_ENCODER_SHARE", "STATED_IN_DEGREES"]
 

@@ -370,7 +370,7 @@ def grr_fs_estimate_columns(observed: np.ndarray, columns: np.ndarray, epsilon: 
     Examples
     --------
     >>> import numpy as np
-    >>> from skdpgraph.privacy._grr import grr_fs_estimate_columns
+    >>> from skdpgraph.privacy import grr_fs_estimate_columns
     >>> grr_fs_estimate_columns(np.array([0.5]), np.array([2]), 1.0, 1, 2).round(3)
     array([0.5])
     """
