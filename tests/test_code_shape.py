@@ -19,7 +19,7 @@ MAX_CLASS_LINES = 300
 #: Each top-level package or module of ``skdpgraph``, lowest layer first. A unit may import
 #: units of its own layer or of lower ones only.
 LAYERS: list[set[str]] = [
-    {"exceptions", "_lazy", "_random", "_progress", "_deprecation"},
+    {"exceptions", "_lazy", "_random", "_progress", "_deprecation", "_docstrings"},
     {"graph", "_graph_tables"},
     {"_validation", "datasets"},
     {"sampling"},
