@@ -12,8 +12,10 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "estimators": ["DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "FDPClassifier",
                    "GAPClassifier", "ProGAPClassifier", "RGNNClassifier"],
     "graph": ["Graph", "Nodes"],
+    "graph_collection": ["GraphCollection"],
     "privacy": ["PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "process_ledger"],
     "exceptions": ["EdgesDroppedWarning", "GraphDroppedWarning"],
     "_pipeline": ["make_graph_pipeline"],
-}, submodules=["datasets", "estimators", "exceptions", "graph", "model_selection", "nn",
+}, submodules=["datasets", "estimators", "exceptions", "graph", "graph_collection",
+               "model_selection", "nn",
                "preprocessing", "privacy", "sampling", "training"])

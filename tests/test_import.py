@@ -60,7 +60,8 @@ def test_top_level_names_and_subpackages():
     assert GAPClassifier is same is skdpgraph.GAPClassifier
     assert set(skdpgraph.__all__) == {
         "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "EdgesDroppedWarning",
-        "FDPClassifier", "GAPClassifier", "Graph", "GraphDroppedWarning", "Nodes",
+        "FDPClassifier", "GAPClassifier", "Graph", "GraphCollection", "GraphDroppedWarning",
+        "Nodes",
         "PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "ProGAPClassifier",
         "RGNNClassifier", "make_graph_pipeline", "process_ledger"}
     assert skdpgraph.datasets is importlib.import_module("skdpgraph.datasets")
