@@ -74,8 +74,12 @@ def from_networkx(cls: type, graphs: Iterable[Any], feature_key: str,
         where = f"GraphCollection.from_networkx: graph {position}"
         if len(G.nodes) == 0:
             raise ValueError(f"{where} has no nodes; every graph needs at least one node.")
-        converted.append(_graph_or_error(
-            lambda: Graph.from_networkx(G, feature_key=feature_key), where))
+        try:
+            converted.append(Graph.from_networkx(G, feature_key=feature_key))
+        except ValueError as error:
+            rule = ("" if str(error).startswith("Graph") else f"node attribute {feature_key!r} "
+                    "must hold numbers, one row of the same width per node; ")
+            raise ValueError(f"{where}: {rule}{error}") from None
         labels.append(getattr(G, "graph", {}).get(label_key))
     return cls(converted), _labels(labels, "GraphCollection.from_networkx", repr(label_key))
 

@@ -310,7 +310,7 @@ def check_graph_collection(X: Any, name: str = "X", *,
         try:
             X = GraphCollection(X)
         except (TypeError, ValueError) as error:
-            raise type(error)(f"{name}: {error}") from None
+            raise type(error)(f"{name}: {str(error).removeprefix('GraphCollection: ')}") from None
     if len(X) == 0:
         raise ValueError(f"{name} holds no graphs; at least one graph is required.")
     seen: dict[int, int] = {}
