@@ -207,15 +207,16 @@ class GraphCollection:
         label_column : str, default="label"
             The graph table's label column.
         source_column, target_column : str, default="source", "target"
-            The edge table's endpoint columns.
+            The edge table's columns of node ids, read within the edge's graph.
         directed : bool, default=False
-            As for :class:`Graph`.
+            Whether every graph is directed (see :class:`Graph`).
 
         Returns
         -------
         X : GraphCollection
         y : ndarray of shape (n_graphs,) or None
-            The labels, None when ``graphs`` is None.
+            The labels, None when ``graphs`` is None. A single class is accepted here;
+            classifiers refuse it when they fit.
 
         Examples
         --------

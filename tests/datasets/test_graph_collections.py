@@ -149,7 +149,7 @@ def test_pyg_round_trip_and_its_bad_inputs(graphs):
     torch = pytest.importorskip("torch")
     Data = pytest.importorskip("torch_geometric.data").Data
     X, y = graphs
-    data = [Data(x=torch.as_tensor(g.x), edge_index=torch.as_tensor(g.edge_index),
+    data = [Data(x=torch.tensor(np.array(g.x)), edge_index=torch.tensor(np.array(g.edge_index)),
                  y=torch.tensor([label])) for g, label in zip(X, y)]
     back, labels = GraphCollection.from_pyg(data)
     assert _same_content(back, X) and labels.tolist() == y.tolist()
