@@ -17,7 +17,7 @@ from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.estimators._gap_heads import TrainedHead, VoteHead
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn import GAPEncoder, class_probabilities, embed_nodes, with_known_labels
+from skdpgraph.nn import GAPEncoder
 from skdpgraph.privacy import GAPPlan, OrderHint, plan_gap
 from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
@@ -244,20 +244,6 @@ class GAPClassifier(BaseDPClassifier):
         if self.aggregate_ == "embeddings":
             return self.hidden_dim_
         return max(self.hidden_dim_, num_classes)
-
-    def _known_labels(self, nodes: Nodes, y: np.ndarray):
-        """``(index, labels)`` of the fitted nodes for :func:`with_known_labels`, or None."""
-        if self.aggregate_ != "labels":
-            return None
-        return (torch.from_numpy(np.array(nodes.index, dtype=np.int64)),
-                torch.from_numpy(np.array(y, dtype=np.int64)))
-
-    def _aggregated_rows(self, module, graph: Graph, labelled=None) -> torch.Tensor:
-        """What PMA sums (before its row normalisation): ``module``'s embeddings, or its class
-        probabilities, with the ``labelled`` nodes' labels in place if given (``aggregate``)."""
-        if self.aggregate_ == "embeddings":
-            return embed_nodes(module, graph)
-        return with_known_labels(class_probabilities(module, graph), labelled)
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams) -> None:
         graph = nodes.graph

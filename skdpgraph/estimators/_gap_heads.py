@@ -14,7 +14,8 @@ import numpy as np
 import torch
 
 from skdpgraph.nn import (GAPClassificationModule, ProgressiveStage, class_log_probabilities,
-                          embed_nodes, hop_inputs, stack_hops, with_known_labels)
+                          class_probabilities, embed_nodes, hop_inputs, stack_hops,
+                          with_known_labels)
 from skdpgraph.privacy import (PMARelease, progressive_stages, trained_head_stages,
                                vote_head_stages)
 
@@ -23,6 +24,23 @@ __all__ = ["ProgressiveHead", "TrainedHead", "VoteHead", "VOTE_WEIGHT"]
 #: Vote head: each noisy count is weighted by this many noise standard deviations (chosen
 #: once on the shared graphs; see "How the defaults were chosen").
 VOTE_WEIGHT = 2.0
+
+
+def known_labels(clf: Any, nodes: Any, y: np.ndarray):
+    """``(index, labels)`` of the fitted nodes for :func:`with_known_labels`, or None
+    unless ``clf`` aggregates labels."""
+    if clf.aggregate_ != "labels":
+        return None
+    return (torch.from_numpy(np.array(nodes.index, dtype=np.int64)),
+            torch.from_numpy(np.array(y, dtype=np.int64)))
+
+
+def aggregated_rows(clf: Any, module: Any, graph: Any, labelled: Any = None) -> torch.Tensor:
+    """What PMA sums (before its row normalisation): ``module``'s embeddings, or its class
+    probabilities, with the ``labelled`` nodes' labels in place if given (``aggregate``)."""
+    if clf.aggregate_ == "embeddings":
+        return embed_nodes(module, graph)
+    return with_known_labels(class_probabilities(module, graph), labelled)
 
 
 class _Head:
@@ -52,7 +70,7 @@ class TrainedHead(_Head):
     def fit(self, clf: Any, graph: Any, nodes: Any, y: np.ndarray, held: Any, plan: Any,
             streams: Any) -> list:
         """Release the aggregations of ``graph``, then train the classifier on them."""
-        aggregations = self.release(clf, graph, streams, clf._known_labels(nodes, y))
+        aggregations = self.release(clf, graph, streams, known_labels(clf, nodes, y))
         clf._cache_release(graph, self.kind, aggregations, keep_in_pickle=plan.own_rows_covered)
         classes = len(clf.classes_)
         clf.module_, history = clf._stage(
@@ -67,7 +85,7 @@ class TrainedHead(_Head):
     def release(self, clf: Any, graph: Any, streams: Any, labelled: Any = None) -> torch.Tensor:
         """One PMA release on ``graph`` as planned (fresh streams for every release);
         ``labelled``: the fitted nodes' ``(index, labels)`` when fitting on ``graph``."""
-        rows = clf._aggregated_rows(clf.encoder_, graph, labelled).to(clf.device_)
+        rows = aggregated_rows(clf, clf.encoder_, graph, labelled).to(clf.device_)
         return PMARelease.of(clf._plan_).aggregate(graph.adjacency(), rows, streams).cpu()
 
 
@@ -88,7 +106,7 @@ class VoteHead(_Head):
             streams: Any) -> list:
         """No classifier: the fit's paid vote release serves ``predict``."""
         clf.module_ = None
-        votes = self.release(clf, graph, streams, clf._known_labels(nodes, y))
+        votes = self.release(clf, graph, streams, known_labels(clf, nodes, y))
         clf._cache_release(graph, self.kind, votes, keep_in_pickle=plan.own_rows_covered)
         return []
 
@@ -137,7 +155,7 @@ class ProgressiveHead(_Head):
             return module
 
         clf.stages_ = []
-        released = self.release(clf, graph, streams, clf._known_labels(nodes, y), fit_stage)
+        released = self.release(clf, graph, streams, known_labels(clf, nodes, y), fit_stage)
         clf._cache_release(graph, self.kind, released, keep_in_pickle=plan.own_rows_covered)
         return history
 
@@ -153,7 +171,7 @@ class ProgressiveHead(_Head):
         adjacency = release.bounded(graph.adjacency(), streams)
         own = embed_nodes(clf.encoder_, graph).to(clf.device_)
         noise = streams.torch("noise", clf.device_) if clf._plan_.private else None
-        embedding = clf._aggregated_rows(clf.encoder_, graph, labelled).to(clf.device_)
+        embedding = aggregated_rows(clf, clf.encoder_, graph, labelled).to(clf.device_)
         aggregations = []
         for index in range(1, clf.hops_ + 1):
             aggregations.append(release.aggregate_once(adjacency, embedding, noise).cpu())
