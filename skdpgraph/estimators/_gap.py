@@ -168,7 +168,7 @@ class GAPClassifier(BaseDPClassifier):
     # ------------------------------------------------------------------ defaults
     def _checked_plan(self, X, y, sample_weight=None):
         # The unit decides the checks that follow (distinct nodes at node level).
-        self.unit_ = renamed_parameter(self, "privacy_level", "unit", default="edge")
+        self._resolve_defaults()
         return super()._checked_plan(X, y, sample_weight)
 
     def _resolve_head(self):
@@ -188,8 +188,10 @@ class GAPClassifier(BaseDPClassifier):
         epochs = self.epochs or (10 if self._node_unit else 100)
         return epochs, self.encoder_epochs or (50 if self.head_.name == "vote" else epochs)
 
-    def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
-        """Resolve every default once (the fitted ``*_`` attributes), then check them."""
+    def _resolve_defaults(self) -> None:
+        """Resolve every default once into the fitted ``*_`` attributes (``batch_size_``,
+        which depends on the number of training nodes, is resolved by the plan)."""
+        self.unit_ = renamed_parameter(self, "privacy_level", "unit", default="edge")
         node, self.head_ = self._node_unit, self._resolve_head()
         if self.head_.name == "vote" and self.aggregate == "embeddings":
             raise ValueError(

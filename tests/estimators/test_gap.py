@@ -637,3 +637,88 @@ def test_vote_head_refusals_name_the_parameter(data, kwargs, match):
     assert not hasattr(clf, "encoder_")
     with pytest.raises(ValueError, match="head='vote' is GAPClassifier's"):
         ProGAPClassifier(unit="node", head="vote", **FAST).fit(X, y)
+
+
+# ------------------------------------------------------------------ the unit, and resolved defaults
+def _outputs(clf, nodes):
+    history = [(r["stage"], r["epoch"], r.get("loss"), r.get("epsilon")) for r in clf.history_]
+    return clf.predict_proba(nodes), clf.epsilon_spent_, history, clf.privacy_
+
+
+@pytest.mark.parametrize("cls", [GAPClassifier, ProGAPClassifier])
+@pytest.mark.parametrize("unit", ["edge", "node"])
+def test_privacy_level_still_sets_the_unit_with_a_future_warning(data, cls, unit):
+    X, y, X_test, _ = _split(data)
+    params = dict(FAST, epochs=2, encoder_epochs=2)
+    new = cls(unit=unit, **params).fit(X, y)
+    with pytest.warns(FutureWarning, match="'privacy_level' was renamed 'unit'"):
+        old = cls(privacy_level=unit, **params).fit(X, y)
+    assert old.unit_ == new.unit_ == unit
+    (p_old, e_old, h_old, r_old), (p_new, e_new, h_new, r_new) = (
+        _outputs(old, X_test), _outputs(new, X_test))
+    np.testing.assert_array_equal(p_old, p_new)
+    assert (e_old, h_old, r_old) == (e_new, h_new, r_new)
+
+
+def test_unit_and_privacy_level_both_set_are_refused(data):
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(unit="node", privacy_level="node", **FAST)
+    with pytest.raises(ValueError, match="privacy_level='node' and unit='node' are both set"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "unit_")
+
+
+def test_clone_get_params_and_grid_search_over_the_unit(data):
+    from sklearn.base import clone
+
+    clf = GAPClassifier(unit="node", **FAST)
+    params = clone(clf).get_params()
+    assert params["unit"] == "node" and params["privacy_level"] == "deprecated"
+    nodes, y = data.nodes(), data.y
+    search = GridSearchCV(GAPClassifier(epsilon=8.0, **dict(FAST, epochs=2, encoder_epochs=2)),
+                          {"unit": ["edge", "node"]}, cv=2).fit(nodes, y)
+    assert search.best_params_["unit"] in ("edge", "node")
+    assert search.best_estimator_.unit_ == search.best_params_["unit"]
+    with pytest.raises(ValueError, match="unit"):
+        GAPClassifier(unit="graph").fit(nodes, y)
+
+
+@pytest.mark.parametrize("cls, params, resolved", [
+    (GAPClassifier, dict(), dict(head="trained", hops=2, hidden_dim=64, encoder_layers=2,
+                                 dropout=0.5, epochs=100, encoder_epochs=100,
+                                 aggregate="labels", batch_size=200)),
+    (GAPClassifier, dict(unit="node"), dict(head="vote", hops=1, hidden_dim=64,
+                                            encoder_layers=1, dropout=0.0, epochs=10,
+                                            encoder_epochs=50, batch_size=1024)),
+    (GAPClassifier, dict(unit="node", head="trained"), dict(
+        head="trained", hidden_dim=16, encoder_layers=2, epochs=10, encoder_epochs=10,
+        batch_size=256)),
+    (ProGAPClassifier, dict(unit="node", aggregate="embeddings"), dict(
+        head="progressive", hops=1, hidden_dim=64, encoder_layers=1, epochs=50,
+        encoder_epochs=20, aggregate="embeddings", batch_size=1024)),
+])
+def test_defaults_are_resolved_once_into_fitted_attributes(data, cls, params, resolved):
+    """Planning alone (no training) resolves every None and "auto" into a ``*_`` attribute,
+    and the plan is built from those values."""
+    X, y, _, _ = _split(data)
+    clf = cls(epsilon=8.0, random_state=0, **params)
+    clf._checked_plan(X, y)
+    for name, value in resolved.items():
+        got = clf.head_.name if name == "head" else getattr(clf, f"{name}_")
+        assert got == value, name
+    assert clf._plan_.hops == clf.hops_  # plan_dpsgd caps the batch at the 200 nodes
+    assert clf._plan_.encoder.batch_size == min(clf.batch_size_, 200)
+    assert clf.get_params()["hops"] is None  # the parameters stay as given
+
+
+def test_the_front_door_builds_gap_with_the_unit():
+    import warnings
+
+    from skdpgraph import DPNodeClassifier
+
+    data = make_csbm(n_nodes=120, n_classes=3, n_features=8, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        clf = DPNodeClassifier(unit="edge", epsilon=4.0, random_state=0).fit(
+            data.nodes()[:80], data.y[:80])
+    assert clf.estimator_.unit == "edge" and clf.estimator_.privacy_level == "deprecated"

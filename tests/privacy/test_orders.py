@@ -231,7 +231,7 @@ def test_calibration_from_the_bound_lands_within_the_tolerance_in_two_grid_evalu
     multiplier within the tolerance ends the search (node-level ProGAP on Cora's split:
     three grid evaluations before)."""
     settings = _GAPSettings("node", 1, False, 2031, 256, 10, 10, 1.0, 30, None,
-                           progressive_stages(1))
+                            progressive_stages(1))
     make = _plan_maker(settings, 8.0, 3.69e-5, "test")
     grid, bound = [], []
     sigma = calibrate_noise_multiplier(
