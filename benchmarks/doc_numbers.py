@@ -378,7 +378,7 @@ def numbers() -> dict[str, str]:
     out["agg-amazon_computers-gap-inf"] = fmt(*sweep(edge4, "amazon_computers", math.inf))
 
     node8 = "gap-node-sweep-eps8.jsonl"
-    node = {"unit": "node"}
+    node = {"privacy_level": "node"}  # the key the stored records use for unit
     for label, extra in {"d100-k2": {}, "d30": {"max_degree": 30}, "d10": {"max_degree": 10},
                          "d30-k1": {"hops": 1, "max_degree": 30},
                          "w64": {"hidden_dim": 64}, "lr003": {"lr": 0.03}}.items():
@@ -394,7 +394,7 @@ def numbers() -> dict[str, str]:
             out[f"{key}-{which}"] = fmt(*sweep(stages, dataset, epsilon, progap,
                                                progap_stages=which))
     out["stages-cora-inf-gap"] = fmt(*sweep(stages, "cora", math.inf))
-    shape = {**progap, "unit": "node", "encoder_layers": 1, "hidden_dim": 64,
+    shape = {**progap, "privacy_level": "node", "encoder_layers": 1, "hidden_dim": 64,
              "batch_size": 1024}
     for label, (first, last) in PROGAP_SHAPES.items():
         out[label] = fmt(sweep(stages, "amazon_computers", 8.0,
@@ -416,7 +416,7 @@ def numbers() -> dict[str, str]:
     for label, share in VOTE_GRID_SHARES.items():
         for weight in (1.5, 2.0, 2.5, 3.0):
             out[f"grid-{label}-{weight:g}"] = fmt(sweep(
-                grid, "amazon_photo", 8.0, {"unit": "node", "encoder_layers": 1},
+                grid, "amazon_photo", 8.0, {"privacy_level": "node", "encoder_layers": 1},
                 encoder_share=share, vote_weight=weight)[0])
 
     for label, config in DRW_CONFIGS.items():
@@ -441,13 +441,13 @@ def numbers() -> dict[str, str]:
     labels = "gap-node-vote-labels.jsonl"
     for dataset in ("amazon_computers", "amazon_photo"):
         out[f"vote-2hops-{dataset}-8"] = fmt(*sweep(
-            labels, dataset, 8.0, {"unit": "node", "aggregate": "labels", "hops": 2}))
+            labels, dataset, 8.0, {"privacy_level": "node", "aggregate": "labels", "hops": 2}))
     out["vote-predictions-amazon_computers-8"] = fmt(*sweep(
         labels, "amazon_computers", 8.0,
-        {"unit": "node", "aggregate": "predictions", "hops": 1}))
+        {"privacy_level": "node", "aggregate": "predictions", "hops": 1}))
     out["vote-trained-amazon_photo-8"] = fmt(*sweep(
         labels, "amazon_photo", 8.0,
-        {"unit": "node", "aggregate": "labels", "head": "trained"}))
+        {"privacy_level": "node", "aggregate": "labels", "head": "trained"}))
 
     for record in _lines("heterpoisson-accountant.jsonl"):
         label = f"hp-{_eps_label(record['epsilon'])}"

@@ -90,8 +90,14 @@ register_fragments(
         device_ : torch.device
         unit_ : {"edge", "node"}
             The privacy unit used (``unit``, or the deprecated ``privacy_level``).
-        hops_, hidden_dim_, encoder_layers_, epochs_, encoder_epochs_, batch_size_ : int
-            The parameters of the same names with None resolved to their defaults.
+        hops_ : int
+            ``hops`` with None resolved (the same for the five below).
+        hidden_dim_ : int
+        encoder_layers_ : int
+        epochs_ : int
+        encoder_epochs_ : int
+        batch_size_ : int
+            Before ``plan_dpsgd`` caps it at the number of training nodes.
         dropout_ : float
             ``dropout`` with None resolved.
         aggregate_ : {"embeddings", "predictions", "labels"}
