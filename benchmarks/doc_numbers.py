@@ -225,7 +225,7 @@ def in_degree_epsilons() -> dict[str, str]:
     out = {}
     for name, cls in (("gap", GAPClassifier), ("progap", ProGAPClassifier)):
         for epsilon in (8.0, 4.0):
-            estimator = cls(privacy_level="node", epsilon=epsilon, max_in_degree=None)
+            estimator = cls(unit="node", epsilon=epsilon, max_in_degree=None)
             plan, report = checked_plan(estimator, graph.nodes(train), graph.y[train])
             for degree in STATED_IN_DEGREES:
                 out[f"indeg-eps-{name}-{_eps_label(epsilon)}-d{degree}"] = fmt_epsilon(
@@ -378,7 +378,7 @@ def numbers() -> dict[str, str]:
     out["agg-amazon_computers-gap-inf"] = fmt(*sweep(edge4, "amazon_computers", math.inf))
 
     node8 = "gap-node-sweep-eps8.jsonl"
-    node = {"privacy_level": "node"}
+    node = {"privacy_level": "node"}  # the key the stored records use for unit
     for label, extra in {"d100-k2": {}, "d30": {"max_degree": 30}, "d10": {"max_degree": 10},
                          "d30-k1": {"hops": 1, "max_degree": 30},
                          "w64": {"hidden_dim": 64}, "lr003": {"lr": 0.03}}.items():

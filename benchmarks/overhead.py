@@ -135,13 +135,16 @@ def vote_counterpart_fit(seed, ds, train):
     import skdpgraph.estimators._gap as gap
     from registry import ESTIMATORS
     from skdpgraph._random import RandomStreams
+    from skdpgraph.estimators._gap_heads import VOTE_WEIGHT
     from skdpgraph.nn._gap import GAPEncoder, class_log_probabilities
     from skdpgraph.privacy import plan_dpsgd, steps_for_epochs
 
     est = ESTIMATORS["gap-ndp"](8.0, seed)  # only its resolved defaults are read
     classes, y = np.unique(ds.y[train], return_inverse=True)
     n, batch, epochs = len(train), 1024, 50
-    assert est._vote and est._encoder_layers == 1 and est._width == 64, "defaults changed"
+    est._resolve_defaults()
+    assert (est.head_.name, est.encoder_layers_, est.hidden_dim_) == ("vote", 1, 64), \
+        "defaults changed"
     streams = RandomStreams(seed)
     plan = plan_dpsgd(epsilon=math.inf, delta=1e-5, sampling="poisson", num_examples=n,
                       batch_size=batch, steps=steps_for_epochs(epochs, n, batch),
@@ -157,7 +160,7 @@ def vote_counterpart_fit(seed, ds, train):
     own = class_log_probabilities(encoder, ds.graph)
     votes = torch.from_numpy(np.asarray(ds.graph.adjacency() @ np.eye(len(classes))[
         own.argmax(-1).numpy()], dtype=np.float32))
-    return own + gap.VOTE_WEIGHT * votes
+    return own + VOTE_WEIGHT * votes
 
 
 def fit(name, epsilon, seed, ds, train, timer):

@@ -41,7 +41,7 @@ def accuracy_at_scale(dataset, scale: float, seeds: int, epsilon: float) -> list
         accuracies = []
         for seed in range(seeds):
             split = train_val_test_split(dataset.y, 0.75, 0.10, random_state=seed)
-            clf = GAPClassifier(epsilon=epsilon, privacy_level="node", random_state=seed)
+            clf = GAPClassifier(epsilon=epsilon, unit="node", random_state=seed)
             clf.fit(dataset.graph.nodes(split["train"]), dataset.y[split["train"]])
             accuracies.append(100 * clf.score(dataset.graph.nodes(split["test"]),
                                               dataset.y[split["test"]]))

@@ -43,15 +43,14 @@ def _gap_like(est, n_train):
     estimator does (``hops``, width and epochs depend on the privacy level); epochs: the
     encoder's and the classifier's (ProGAP: K encoder stages and the last one; GAP's vote
     head: its encoder's alone)."""
-    node = est.privacy_level == "node"
-    epochs = est.epochs or (10 if node else 100)
-    if est._vote:
-        encoder = est.encoder_epochs or 50
-        return dict(layers=est._hops, hidden=est._width, classifier_epochs=encoder,
+    est._resolve_defaults()
+    if est.head_.name == "vote":
+        encoder = est.encoder_epochs_
+        return dict(layers=est.hops_, hidden=est.hidden_dim_, classifier_epochs=encoder,
                     epochs=encoder)
-    encoders = est._hops if est._progressive else 1
-    return dict(layers=est._hops, hidden=est._width, classifier_epochs=epochs,
-                epochs=epochs + encoders * (est.encoder_epochs or epochs))
+    encoders = est.hops_ if est.head_.name == "progressive" else 1
+    return dict(layers=est.hops_, hidden=est.hidden_dim_, classifier_epochs=est.epochs_,
+                epochs=est.epochs_ + encoders * est.encoder_epochs_)
 
 
 def _one_model(layers_of, epochs_of=lambda est, n_train: est.epochs):

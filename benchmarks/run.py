@@ -75,7 +75,7 @@ def parse_params(items, names, parser):
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError):
-            value = text  # a bare string such as privacy_level=edge
+            value = text  # a bare string such as unit=edge
         target, dot, key = key.rpartition(".")
         if dot and target not in params:
             parser.error(f"--param {item!r}: {target!r} is not among --estimators")

@@ -43,7 +43,7 @@ def compare(dataset, epsilon: float, seed: int) -> dict:
     split = train_val_test_split(dataset.y, 0.75, 0.10, random_state=seed)
     train, test = np.asarray(split["train"]), np.asarray(split["test"])
     graph = dataset.graph
-    est = GAPClassifier(privacy_level="node", epsilon=epsilon, random_state=seed)
+    est = GAPClassifier(unit="node", epsilon=epsilon, random_state=seed)
     est.fit(graph.nodes(train), dataset.y[train])
     own = class_log_probabilities(est.encoder_, graph)
     votes = est._cached(graph, _VOTES)  # the release paid in fit, kept in memory

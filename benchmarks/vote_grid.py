@@ -1,7 +1,7 @@
 """Sweep GAP's vote-head constants: the encoder's share of epsilon and the vote weight.
 
-They are module constants (``skdpgraph.privacy._gap_plan.VOTE_ENCODER_SHARE`` and
-``skdpgraph.estimators._gap.VOTE_WEIGHT``), not constructor parameters, so this script
+They are module constants (``skdpgraph.privacy._gap_accounting.VOTE_ENCODER_SHARE`` and
+``skdpgraph.estimators._gap_heads.VOTE_WEIGHT``), not constructor parameters, so this script
 sets them before each configuration and fits node-level GAP with the given extra
 parameters on the same 75/10/15 splits as ``sweep.py``::
 
@@ -32,12 +32,12 @@ def main(argv=None):
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
 
-    import skdpgraph.estimators._gap as gap
-    import skdpgraph.privacy._gap_plan as gap_plan
+    import skdpgraph.estimators._gap_heads as gap
+    import skdpgraph.privacy._gap_accounting as gap_plan
     from skdpgraph.datasets import load_dataset
 
     dataset = load_dataset(args.dataset, args.data_root)
-    config = {"privacy_level": "node", **args.config}
+    config = {"unit": "node", **args.config}
     for share in args.shares:
         for weight in args.weights:
             gap_plan.VOTE_ENCODER_SHARE, gap.VOTE_WEIGHT = share, weight

@@ -40,7 +40,7 @@ def main() -> None:
           f"{len(ledger.entries)} in the ledger, total {ledger.total().epsilon:.3f} "
           f"(their epsilons add up to {sum(r['epsilon'] for r in releases):.3f})")
 
-    progap = ProGAPClassifier(epsilon=4, privacy_level="node", epochs=3, encoder_epochs=3,
+    progap = ProGAPClassifier(epsilon=4, unit="node", epochs=3, encoder_epochs=3,
                               random_state=0)
     folds = cross_validate(progap, np.asarray(X), y, cv=3, return_estimator=True,
                            scoring=privacy_scoring("accuracy"))

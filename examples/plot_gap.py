@@ -3,8 +3,8 @@ GAP: edge-level against node-level privacy
 ==========================================
 
 :class:`~skdpgraph.GAPClassifier` adds noise once, to multi-hop aggregations of the node
-embeddings (aggregation perturbation). With ``privacy_level="edge"`` it protects one
-undirected edge and treats features and labels as public; with ``privacy_level="node"``
+embeddings (aggregation perturbation). With ``unit="edge"`` it protects one
+undirected edge and treats features and labels as public; with ``unit="node"``
 it protects one node with its features, label and edges, bounds the degree and trains
 both of its networks with DP-SGD.
 
@@ -31,7 +31,7 @@ results = {}
 for level in ("edge", "node"):
     results[level] = []
     for epsilon in budgets:
-        clf = GAPClassifier(epsilon=epsilon, privacy_level=level, random_state=0)
+        clf = GAPClassifier(epsilon=epsilon, unit=level, random_state=0)
         clf.fit(X_train, y_train)
         results[level].append(clf.score(X_test, y_test))
         print(f"{level:4} epsilon={epsilon:<3} spent={clf.epsilon_spent_:.3f} "
@@ -52,7 +52,7 @@ for assumption in clf.privacy_.assumptions:
 # ---------------------------
 fig, ax = plt.subplots(figsize=(6, 4))
 for level, marker in (("edge", "o-"), ("node", "s-")):
-    ax.plot(budgets, results[level], marker, label=f'privacy_level="{level}"')
+    ax.plot(budgets, results[level], marker, label=f'unit="{level}"')
 ceiling = non_private.score(X_test, y_test)
 ax.axhline(ceiling, color="black", lw=1.5, ls="--", zorder=3,
            label=f"epsilon = inf (no privacy): {ceiling:.2f}")

@@ -39,10 +39,10 @@ print("CUDA available:", torch.cuda.is_available())
 # each device gets an untimed warm-up fit.
 seconds = {}
 for device in devices:
-    GAPClassifier(epsilon=8.0, privacy_level="node", epochs=1, device=device,
+    GAPClassifier(epsilon=8.0, unit="node", epochs=1, device=device,
                   random_state=0).fit(X_train, y_train)
     start = time.perf_counter()
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", device=device,
+    clf = GAPClassifier(epsilon=8.0, unit="node", device=device,
                         random_state=0).fit(X_train, y_train)
     seconds[device] = time.perf_counter() - start
     print(f"{device}: fit {seconds[device]:.1f} s on {clf.device_}, "

@@ -32,7 +32,7 @@ data = make_csbm(random_state=0)
 X_train, X_test, y_train, y_test = train_test_split(
     data.nodes(), data.y, test_size=0.3, stratify=data.y, random_state=0)
 
-gap = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", epochs=20,
+gap = GAPClassifier(epsilon=8.0, unit="node", head="trained", epochs=20,
                     random_state=0).fit(X_train, y_train)
 
 # %%
@@ -47,7 +47,7 @@ print("epsilon_spent_:", gap.epsilon_spent_)
 # ---------------------------------
 # The same fits with ``private_diagnostics=True``: the loss and training accuracy are
 # kept, and stated as not covered.
-gap = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", epochs=20,
+gap = GAPClassifier(epsilon=8.0, unit="node", head="trained", epochs=20,
                     random_state=0, private_diagnostics=True).fit(X_train, y_train)
 mlp = DPMLPClassifier(epsilon=8.0, epochs=40, random_state=0,
                       private_diagnostics=True).fit(X_train, y_train)

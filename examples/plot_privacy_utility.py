@@ -29,9 +29,9 @@ X_train, X_test, y_train, y_test = train_test_split(
 # Epochs are shortened for DP-MLP and DRW so that the whole sweep runs in under a minute.
 estimators = [
     ("GAP, edge level", "one edge",
-     lambda eps: GAPClassifier(epsilon=eps, privacy_level="edge", random_state=0)),
+     lambda eps: GAPClassifier(epsilon=eps, unit="edge", random_state=0)),
     ("GAP, node level", "one node",
-     lambda eps: GAPClassifier(epsilon=eps, privacy_level="node", random_state=0)),
+     lambda eps: GAPClassifier(epsilon=eps, unit="node", random_state=0)),
     ("FDP", "one node", lambda eps: FDPClassifier(epsilon=eps, random_state=0)),
     ("DRW", "node attributes",
      lambda eps: DRWClassifier(epsilon=eps, epochs=10, random_state=0)),

@@ -186,7 +186,7 @@ def test_graph_pipeline_counts_scaled_features_as_public_only_at_edge_level():
     assert privacy_spent(node).epsilon == np.inf
     assert any("private features without DP" in note for note in privacy_spent(node).notes)
     # decided from the fitted models: a search that changes the unit is counted right
-    searched = clone(edge).set_params(gapclassifier__privacy_level="node",
+    searched = clone(edge).set_params(gapclassifier__unit="node",
                                       gapclassifier__max_degree=4, gapclassifier__batch_size=64)
     searched.fit(DATA.graph.nodes(TRAIN), Y[TRAIN])
     assert privacy_spent(searched).epsilon == np.inf

@@ -40,7 +40,7 @@ ESTIMATORS: dict[str, Callable[[], Any]] = {
                                      noise_multiplier=1.0, random_state=0, device="cpu"),
     "GAP-edge": lambda: GAPClassifier(epsilon=8.0, epochs=2, encoder_epochs=2, hidden_dim=8,
                                       random_state=0, device="cpu"),
-    "GAP-node": lambda: GAPClassifier(epsilon=8.0, privacy_level="node", epochs=2,
+    "GAP-node": lambda: GAPClassifier(epsilon=8.0, unit="node", epochs=2,
                                       encoder_epochs=2, batch_size=64, max_degree=3,
                                       hidden_dim=8, random_state=0, device="cpu"),
     "DRW": lambda: DRWClassifier(epsilon=8.0, epochs=2, batch_size=64, hidden_dim=8,

@@ -193,7 +193,7 @@ def test_gap_edge_level_release_on_the_rebuilt_graph_is_saved(tables, capsys):
     paths, _, _ = tables
     args = _fit_args(paths)
     args[args.index("dpmlp")] = "gap"
-    args[args.index("hidden_dim=8")] = "privacy_level='edge'"
+    args[args.index("hidden_dim=8")] = "unit='edge'"
     args += ["--param", "encoder_epochs=2"]
     assert main(args) == 0
     assert len(_saved_releases(paths)) == 0  # fitted graph: the aggregations of fit, no cost
@@ -206,9 +206,9 @@ def test_gap_edge_level_release_on_the_rebuilt_graph_is_saved(tables, capsys):
 
 
 # ----------------------------------------------------------------------------- the fitted graph
-_REUSING = {"gap edge": ("gap", "privacy_level='edge'"),
-            "gap node": ("gap", "privacy_level='node'"),
-            "progap edge": ("progap", "privacy_level='edge'")}
+_REUSING = {"gap edge": ("gap", "unit='edge'"),
+            "gap node": ("gap", "unit='node'"),
+            "progap edge": ("progap", "unit='edge'")}
 
 
 def _fit_reusing(paths, name, *extra):

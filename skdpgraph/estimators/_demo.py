@@ -16,7 +16,7 @@ DEMO_ESTIMATORS = {
     "GAPClassifier (edge, eps=inf)": lambda: GAPClassifier(epsilon=float("inf"), random_state=0),
     "GAPClassifier (edge, eps=4)": lambda: GAPClassifier(epsilon=4.0, random_state=0),
     "ProGAPClassifier (edge, eps=4)": lambda: ProGAPClassifier(epsilon=4.0, random_state=0),
-    "GAPClassifier (node, eps=8)": lambda: GAPClassifier(epsilon=8.0, privacy_level="node",
+    "GAPClassifier (node, eps=8)": lambda: GAPClassifier(epsilon=8.0, unit="node",
                                                          random_state=0),
     "DRWClassifier (eps=8, DRW)": lambda: DRWClassifier(epsilon=8.0, epochs=10, hidden_dim=64,
                                                         random_state=0),

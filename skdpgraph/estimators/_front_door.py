@@ -42,7 +42,7 @@ def choose(unit: str, epsilon: float) -> _Choice:
     'RGNNClassifier'
     """
     if unit == "edge":
-        return _Choice("GAPClassifier", {"privacy_level": "edge"}, _EDGE_REASON)
+        return _Choice("GAPClassifier", {"unit": "edge"}, _EDGE_REASON)
     if unit == "node":
         return _Choice("DPMLPClassifier", {}, _NODE_REASON)
     if unit == "features":
@@ -53,7 +53,7 @@ def choose(unit: str, epsilon: float) -> _Choice:
 
 
 _EDGE_REASON = (
-    "GAPClassifier(privacy_level='edge'): at edge level features and labels are public, so "
+    "GAPClassifier(unit='edge'): at edge level features and labels are public, so "
     "the encoder and classifier train without noise, the aggregations propagate the labels "
     "(aggregate='auto') and only they pay; with defaults at epsilon=4 (5 seeds) it scores "
     "89.5 on Amazon Computers, 94.8 on Amazon Photo and 90.9 on Facebook, within half a "

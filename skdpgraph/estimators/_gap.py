@@ -8,25 +8,23 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 
+from skdpgraph._deprecation import DEPRECATED, renamed_parameter
+from skdpgraph._docstrings import fill_doc
 from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions, possible_edges
+from skdpgraph.estimators import _gap_docs  # noqa: F401  (registers the shared fragments)
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._dpmlp import per_example_cross_entropy
+from skdpgraph.estimators._gap_heads import TrainedHead, VoteHead
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn import (GAPClassificationModule, GAPEncoder, class_log_probabilities,
-                          class_probabilities, embed_nodes, hop_inputs, with_known_labels)
+from skdpgraph.nn import GAPEncoder
 from skdpgraph.privacy import GAPPlan, OrderHint, plan_gap
 from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
 __all__ = ["GAPClassifier"]
 
-_KIND = "PMA aggregations"
-_VOTES = "PMA neighbour votes"
-#: Vote head: each noisy count is weighted by this many noise standard deviations (chosen
-#: once on the shared graphs; see "How the defaults were chosen").
-VOTE_WEIGHT = 2.0
 
-
+@fill_doc
 class GAPClassifier(BaseDPClassifier):
     """Graph neural network with differential privacy by aggregation perturbation (GAP).
 
@@ -38,24 +36,7 @@ class GAPClassifier(BaseDPClassifier):
 
     Parameters
     ----------
-    epsilon : float, default=8.0
-        Total privacy budget of the fit, in ``(0, inf]``, met by one noise multiplier
-        sigma. Edge level: only the aggregations pay (their Gaussians compose exactly);
-        node level: the DP-SGD runs and the aggregations share it (RDP composition).
-        ``np.inf``: no noise and no clipping (the non-private baseline). At most 1e12 at
-        edge level.
-    delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None uses, at edge level,
-        ``1 / (10 * P)`` with P the number of possible edges, ``N (N - 1) / 2`` for N nodes
-        (``N (N - 1)`` if directed): below 1/E for every graph, and read from the public
-        node count only, never from the protected edges. At node level ``1 / (10 * N)``
-        (the node set is public). The value used is ``delta_``.
-    classes : array-like, default=None
-        The public label set; None reads it from ``y`` (stated in ``privacy_``).
-    privacy_level : {"edge", "node"}, default="edge"
-        The privacy unit. Edge: add/remove one edge; features and labels are public and
-        only the aggregations are noisy. Node: add/remove one node with its features,
-        label and edges; the node set is public, and training runs DP-SGD as well.
+    {{gap_budget_parameters}}
     hops : int, default=None
         K >= 1, the number of noisy aggregation hops; None: 2 at edge level, 1 at node
         level. The classifier reads each node's own embedding and its K aggregations;
@@ -70,9 +51,7 @@ class GAPClassifier(BaseDPClassifier):
         the node features before any aggregation; None: 1 with the vote head (then the
         encoder is the DP-MLP baseline's network), else 2. It does not change the
         accountant.
-    combine : {"cat", "sum", "max"}, default="cat"
-        How the own embedding and the aggregations are combined: concatenation
-        (row-normalised), sum or element-wise maximum. It does not change the accountant.
+    {{gap_combine_parameters}}
     aggregate : {"auto", "embeddings", "predictions", "labels"}, default="auto"
         What PMA sums over each node's in-neighbours. ``"embeddings"``: the encoder's
         embeddings (the GAP paper). ``"predictions"``: each node's class probabilities
@@ -84,8 +63,7 @@ class GAPClassifier(BaseDPClassifier):
         accountant: every summed row has norm 1, and at node level a node's row, label
         or prediction, leaves the sums with the node, so the labels are protected as its
         features and edges are.
-    activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="selu"
-        Activation of every network. It does not change the accountant.
+    {{gap_activation_parameters}}
     head : {"auto", "trained", "vote"}, default="auto"
         What predicts from each node's own features and its aggregations. ``"trained"``:
         a classifier network (the GAP paper; at node level a second DP-SGD run).
@@ -105,67 +83,21 @@ class GAPClassifier(BaseDPClassifier):
     encoder_epochs : int, default=None
         Training epochs of the encoder; None: 50 with the vote head, else the resolved
         ``epochs``. Its cost is as for ``epochs``.
-    lr : float, default=0.01
-        Learning rate of Adam in every training run, in ``(0, 1e30]``. It does not change
-        the accountant.
+    {{gap_lr_parameters}}
     batch_size : int, default=None
         Expected Poisson batch size of every training run; None: all training nodes at
         edge level, 1024 with the vote head, else 256. Node level: the sampling rate
         ``batch_size / n_train`` enters the accountant.
-    max_degree : int, default=30
-        Node level: out-degree bound D; each release first keeps at most D random
-        out-edges per node, so one hop has sensitivity sqrt(D) (own rows held fixed).
-        Larger D: more noise, fewer dropped edges. Unused at edge level.
-    max_in_degree : int or None, default=10
-        Node level: also keep at most D_in random in-edges per node; sensitivity
-        sqrt(D_in² + D), so each node's own aggregation rows are covered by the reported
-        epsilon and the release made in ``fit`` is kept in the pickle. None: in-degree
-        unbounded; each node's own rows are then covered only by its in-degree d
-        (sensitivity sqrt(d² + D) for it; ``privacy_.not_covered`` states the epsilon at
-        d = 1, 5, 10, 30, 100), and the fit's release is kept in memory, never pickled.
-        The bound's accuracy cost is measured in the privacy-units guide (GAP's node-level
-        guarantee). Unused at edge level.
-    max_grad_norm : float, default=1.0
-        Node level: per-node clipping norm C of every DP-SGD run (noise std sigma * C);
-        epsilon does not depend on it. Unused at edge level, which trains without
-        clipping.
-    dropout : float, default=None
-        Dropout rate in ``[0, 1)`` of every network during training; None: 0.5 at edge
-        level, 0 at node level. It does not change the accountant.
-    validation_fraction : float, "auto" or None, default="auto"
-        Hold out this fraction (in ``(0, 1)``) of the training nodes (stratified where
-        possible) and keep, for every training run, the epoch with the best accuracy on
-        them. Allowed only where the labels are public (edge level, or ``epsilon=inf``),
-        so it costs nothing; an explicit fraction at private node level is refused.
-        ``"auto"``: 10% where allowed (none below 500 training nodes), else none. None: no split.
-    random_state : int, RandomState instance or None, default=None
-        Root of independent streams (initialisation, batches, degree sampling, noise,
-        validation split, later releases). Leave None in production: a known seed makes
-        the noise reproducible.
-    device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
-        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
-        The device used is ``device_``; it does not change the guarantee.
-    verbose : bool, default=False
-        One progress bar per training run with the loss and running epsilon. The printed
-        loss is not covered (``privacy_`` says so).
-    private_diagnostics : bool, default=False
-        Also keep in ``history_`` the per-epoch loss and training accuracy where they are
-        computed without noise on protected data (node level): not covered by the
-        guarantee (``privacy_.not_covered`` then says so). False: there they are None.
-        At edge level (features and labels public; the classifier reads the noisy
-        aggregations) and with ``epsilon=np.inf`` the history is kept whole either way.
+    {{gap_degree_and_run_parameters}}
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
-    epsilon_spent_ : float
-    delta_ : float
+    {{gap_fitted_attributes}}
+    head_ : TrainedHead or VoteHead
+        ``head`` with ``"auto"`` resolved.
     noise_multiplier_ : float or None
         sigma: PMA noise std / sensitivity (and, with node level's trained head, the DP-SGD
         noise std / C; the vote head's encoder has its own, in ``privacy_.mechanism``).
-    sensitivity_ : float
-    privacy_ : PrivacyReport
     history_ : list of dict
         One record per epoch of the ``"encoder"`` stage, then of the ``"classifier"``
         stage (none with the vote head), with the running epsilon (see
@@ -173,7 +105,6 @@ class GAPClassifier(BaseDPClassifier):
     encoder_ : GAPEncoder
     module_ : GAPClassificationModule or None
         None with the vote head, which trains no classifier.
-    device_ : torch.device
 
     Examples
     --------
@@ -189,7 +120,8 @@ class GAPClassifier(BaseDPClassifier):
     _parameter_constraints = {
         **DPSGD_CONSTRAINTS,
         **{name: [StrOptions(values)] for name, values in (
-            ("privacy_level", {"edge", "node"}), ("combine", {"cat", "sum", "max"}),
+            ("unit", {"edge", "node"}), ("privacy_level", {"edge", "node", DEPRECATED}),
+            ("combine", {"cat", "sum", "max"}),
             ("aggregate", {"auto", "embeddings", "predictions", "labels"}),
             ("head", {"auto", "trained", "vote"}),
             ("activation", {"relu", "selu", "tanh", "elu", "gelu"}))},
@@ -201,77 +133,94 @@ class GAPClassifier(BaseDPClassifier):
         "dropout": [Interval(Real, 0, 1, closed="left"), None],
     }
 
-    def __init__(self, *, epsilon=8.0, delta=None, classes=None, privacy_level="edge", hops=None,
+    def __init__(self, *, epsilon=8.0, delta=None, classes=None, unit="edge", hops=None,
                  hidden_dim=None, encoder_layers=None, combine="cat", aggregate="auto",
-                 activation="selu", head="auto",
-                 epochs=None, encoder_epochs=None, lr=0.01, batch_size=None, max_degree=30,
-                 max_in_degree=10, max_grad_norm=1.0, dropout=None,
-                 validation_fraction="auto", random_state=None, device="auto", verbose=False,
-                 private_diagnostics=False):
-        self.__dict__.update((k, v) for k, v in locals().items() if k != "self")  # as given
+                 activation="selu", head="auto", epochs=None, encoder_epochs=None, lr=0.01,
+                 batch_size=None, max_degree=30, max_in_degree=10, max_grad_norm=1.0,
+                 dropout=None, validation_fraction="auto", random_state=None, device="auto",
+                 verbose=False, private_diagnostics=False, privacy_level=DEPRECATED):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.unit = unit
+        self.hops = hops
+        self.hidden_dim = hidden_dim
+        self.encoder_layers = encoder_layers
+        self.combine = combine
+        self.aggregate = aggregate
+        self.activation = activation
+        self.head = head
+        self.epochs = epochs
+        self.encoder_epochs = encoder_epochs
+        self.lr = lr
+        self.batch_size = batch_size
+        self.max_degree = max_degree
+        self.max_in_degree = max_in_degree
+        self.max_grad_norm = max_grad_norm
+        self.dropout = dropout
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+        self.private_diagnostics = private_diagnostics
+        self.privacy_level = privacy_level
 
-    _progressive = False  # ProGAPClassifier: one aggregation per stage
+    # ------------------------------------------------------------------ defaults
+    def _checked_plan(self, X, y, sample_weight=None):
+        # The unit decides the checks that follow (distinct nodes at node level).
+        self._resolve_defaults()
+        return super()._checked_plan(X, y, sample_weight)
 
-    def _labels_public(self) -> bool:  # features and labels are public at edge level
-        return self.privacy_level == "edge" or math.isinf(self.epsilon)
-
-    _node_unit = property(lambda self: self.privacy_level == "node")  # duplicates refused
-    #: At edge level the encoder reads public data and the classifier the noisy sums.
-    _history_on_private_data = property(lambda self: not self._labels_public())
-
-    @property
-    def _head(self) -> str:
+    def _resolve_head(self):
         """``head`` with ``"auto"`` resolved: the vote head for private node level."""
-        if self.head != "auto":
-            return self.head
-        return "vote" if self._node_unit and not math.isinf(self.epsilon) else "trained"
-
-    _vote = property(lambda self: self._head == "vote")
-    #: The DP-MLP baseline's shape (one 64-wide layer, batches of 1024) for the networks of
-    #: node level's vote head and of node-level ProGAP (see "How the defaults were chosen").
-    _mlp_shaped = property(lambda self: self._vote or (self._progressive and self._node_unit))
-    _encoder_layers = property(lambda self: self.encoder_layers or (1 if self._mlp_shaped else 2))
-    _width = property(lambda self: self.hidden_dim or (
-        16 if self._node_unit and not self._mlp_shaped else 64))
-    _hops = property(lambda self: self.hops or (1 if self._node_unit else 2))
-    _dropout = property(lambda self: (0.0 if self._node_unit else 0.5) if self.dropout is None
-                        else self.dropout)
-    _training_size_public = _node_unit  # only node level's sampling rate and noise depend on n
-
-    _aggregated = property(lambda self: "labels" if self.aggregate == "auto" else self.aggregate)
-
-    def _input_width(self, num_classes: int) -> int:
-        """Width of the classifier's input rows (:func:`~skdpgraph.nn._gap.stack_hops`)."""
-        return self._width if self._aggregated == "embeddings" else max(self._width, num_classes)
-
-    def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
-        if self.head == "vote" and self._progressive:
-            raise ValueError(f"{type(self).__name__}: head='vote' is GAPClassifier's; every "
-                             "ProGAP stage is a trained classifier (use head='auto').")
         if self.head == "vote" and not (self._node_unit and not math.isinf(self.epsilon)):
             raise ValueError(
                 f"{type(self).__name__}: head='vote' replaces the trained classifier by noisy "
                 "neighbour votes, which only pays off where the classifier costs privacy: "
-                f"privacy_level='node' with a finite epsilon; got privacy_level="
-                f"{self.privacy_level!r}, epsilon={self.epsilon:g}. Use head='auto'.")
-        if self._vote and self.aggregate == "embeddings":
+                f"unit='node' with a finite epsilon; got unit={self.unit_!r}, "
+                f"epsilon={self.epsilon:g}. Use head='auto'.")
+        vote = self.head == "vote" or (self.head == "auto" and self._node_unit
+                                       and not math.isinf(self.epsilon))
+        return VoteHead() if vote else TrainedHead()
+
+    def _default_epochs(self) -> tuple[int, int]:
+        """``(epochs, encoder_epochs)`` with None resolved."""
+        epochs = self.epochs or (10 if self._node_unit else 100)
+        return epochs, self.encoder_epochs or (50 if self.head_.name == "vote" else epochs)
+
+    def _resolve_defaults(self) -> None:
+        """Resolve every default once into the fitted ``*_`` attributes (``batch_size_``,
+        which depends on the number of training nodes, is resolved by the plan)."""
+        self.unit_ = renamed_parameter(self, "privacy_level", "unit", default="edge")
+        node, self.head_ = self._node_unit, self._resolve_head()
+        if self.head_.name == "vote" and self.aggregate == "embeddings":
             raise ValueError(
                 f"{type(self).__name__}: the vote head counts predicted classes or labels; "
                 "aggregate='embeddings' is not possible with it (use 'auto').")
+        self._mlp_shaped_ = node and self.head_.mlp_shaped_at_node_level
+        self.hops_ = self.hops or (1 if node else 2)
+        self.hidden_dim_ = self.hidden_dim or (16 if node and not self._mlp_shaped_ else 64)
+        self.encoder_layers_ = self.encoder_layers or (1 if self._mlp_shaped_ else 2)
+        self.dropout_ = (0.0 if node else 0.5) if self.dropout is None else self.dropout
+        self.aggregate_ = "labels" if self.aggregate == "auto" else self.aggregate
+        self.epochs_, self.encoder_epochs_ = self._default_epochs()
 
-    def _known_labels(self, nodes: Nodes, y: np.ndarray):
-        """``(index, labels)`` of the fitted nodes for :func:`with_known_labels`, or None."""
-        if self._aggregated != "labels":
-            return None
-        return (torch.from_numpy(np.array(nodes.index, dtype=np.int64)),
-                torch.from_numpy(np.array(y, dtype=np.int64)))
+    # ------------------------------------------------------------------ the unit
+    @property
+    def _node_unit(self) -> bool:  # duplicates refused at node level
+        return self.unit_ == "node"
 
-    def _aggregated_rows(self, module, graph: Graph, labelled=None) -> torch.Tensor:
-        """What PMA sums (before its row normalisation): ``module``'s embeddings, or its class
-        probabilities, with the ``labelled`` nodes' labels in place if given (``aggregate``)."""
-        if self._aggregated == "embeddings":
-            return embed_nodes(module, graph)
-        return with_known_labels(class_probabilities(module, graph), labelled)
+    def _labels_public(self) -> bool:  # features and labels are public at edge level
+        return self.unit_ == "edge" or math.isinf(self.epsilon)
+
+    @property
+    def _history_on_private_data(self) -> bool:
+        # At edge level the encoder reads public data and the classifier the noisy sums.
+        return not self._labels_public()
+
+    @property
+    def _training_size_public(self) -> bool:
+        return self._node_unit  # only node level's sampling rate and noise depend on n
 
     def _protected_units(self, nodes: Nodes) -> int:
         """Every node (public node set), or at edge level the possible edges: a bound on
@@ -279,49 +228,36 @@ class GAPClassifier(BaseDPClassifier):
         g = nodes.graph
         return g.num_nodes if self._node_unit else max(possible_edges(g.num_nodes, g.directed), 1)
 
+    # ------------------------------------------------------------------ plan and training
     def _plan(self, nodes: Nodes, y: np.ndarray) -> GAPPlan:
-        node, held, vote = self._node_unit, self._validation_size(len(nodes)), self._vote
-        n, (epochs, encoder_epochs) = len(nodes) - held, self._epochs
+        n = len(nodes) - self._validation_size(len(nodes))
+        self.batch_size_ = self.batch_size or (
+            1024 if self._mlp_shaped_ else 256 if self._node_unit else n)
         return plan_gap(
-            epsilon=self._budget(), delta=self.delta_, privacy_level=self.privacy_level,
-            hops=self._hops, directed=nodes.graph.directed, num_examples=n,
-            batch_size=self.batch_size or (1024 if self._mlp_shaped else 256 if node else n),
-            epochs=epochs, encoder_epochs=encoder_epochs,
-            max_grad_norm=self.max_grad_norm, max_degree=self.max_degree,
-            max_in_degree=self.max_in_degree, progressive=self._progressive, vote=vote,
-            context=type(self).__name__)
+            epsilon=self._budget(), delta=self.delta_, privacy_level=self.unit_,
+            hops=self.hops_, directed=nodes.graph.directed, num_examples=n,
+            batch_size=self.batch_size_, epochs=self.epochs_,
+            encoder_epochs=self.encoder_epochs_, max_grad_norm=self.max_grad_norm,
+            max_degree=self.max_degree, max_in_degree=self.max_in_degree,
+            stages=self.head_.stages, context=type(self).__name__)
 
-    @property
-    def _epochs(self) -> tuple[int, int]:
-        """``(epochs, encoder_epochs)`` with None resolved."""
-        epochs = self.epochs or (10 if self._node_unit else 100)
-        return epochs, self.encoder_epochs or (50 if self._vote else epochs)
+    def _input_width(self, num_classes: int) -> int:
+        """Width of the classifier's input rows (:func:`~skdpgraph.nn.stack_hops`)."""
+        if self.aggregate_ == "embeddings":
+            return self.hidden_dim_
+        return max(self.hidden_dim_, num_classes)
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams) -> None:
         graph = nodes.graph
         self.noise_multiplier_, self.sensitivity_ = plan.noise_multiplier, plan.sensitivity
         (nodes, y), held = self._split(nodes, y, plan, streams)
-        width, classes = self._width, len(self.classes_)
         self.encoder_, encoder = self._stage(
-            lambda: GAPEncoder(graph.num_features, width, classes,
-                               num_layers=self._encoder_layers,
-                               activation=self.activation, dropout=self._dropout),
+            lambda: GAPEncoder(graph.num_features, self.hidden_dim_, len(self.classes_),
+                               num_layers=self.encoder_layers_, activation=self.activation,
+                               dropout=self.dropout_),
             plan, "encoder", lambda part: torch.from_numpy(np.asarray(part)), nodes, y, held,
-            streams)
-        if self._vote:  # no classifier: the fit's paid vote release serves predict
-            self.module_, self.history_ = None, encoder
-            votes = self._votes(graph, streams, self._known_labels(nodes, y))
-            self._cache_release(graph, _VOTES, votes, keep_in_pickle=plan.own_rows_covered)
-            return
-        aggregations = self._aggregate(graph, streams, self._known_labels(nodes, y))
-        self._cache_release(graph, _KIND, aggregations, keep_in_pickle=plan.own_rows_covered)
-        self.module_, classifier = self._stage(
-            lambda: GAPClassificationModule(width, classes, hops=self._hops, combine=self.combine,
-                                            activation=self.activation, dropout=self._dropout,
-                                            in_dim=self._input_width(classes)),
-            plan, "classifier", lambda part: hop_inputs(self.encoder_, part, aggregations),
-            nodes, y, held, streams)
-        self.history_ = encoder + classifier
+            streams, name=self.head_.encoder_stage)
+        self.history_ = encoder + self.head_.fit(self, graph, nodes, y, held, plan, streams)
 
     def _split(self, nodes: Nodes, y: np.ndarray, plan: GAPPlan, streams: RandomStreams):
         """``((fit nodes, labels), (held-out nodes, labels) or None)``, sizes as planned."""
@@ -347,32 +283,14 @@ class GAPClassifier(BaseDPClassifier):
                 on_epoch=best, **options)
         return (best.restore(result.module) if best else result.module).cpu(), result.history
 
-    def _aggregate(self, graph: Graph, streams: RandomStreams, labelled=None) -> torch.Tensor:
-        """One PMA release on ``graph`` as planned (fresh streams for every release);
-        ``labelled``: the fitted nodes' ``(index, labels)`` when fitting on ``graph``."""
-        rows = self._aggregated_rows(self.encoder_, graph, labelled).to(self.device_)
-        return self._plan_.aggregate(graph.adjacency(), rows, streams).cpu()
-
-    def _votes(self, graph: Graph, streams: RandomStreams, labelled=None) -> torch.Tensor:
-        """One vote release on ``graph`` as planned (fresh streams for every release);
-        ``labelled``: the fitted nodes' ``(index, labels)`` when fitting on ``graph``."""
-        own = class_log_probabilities(self.encoder_, graph).to(self.device_)
-        return self._plan_.votes(graph.adjacency(), own, VOTE_WEIGHT, streams, labelled).cpu()
-
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
-        graph, plan = nodes.graph, self._plan_
-        if self._vote:  # the encoder's log-probabilities plus the neighbours' noisy votes
-            votes = self._release(graph, _VOTES, lambda streams: self._votes(graph, streams),
-                                  lambda: plan.release_cost(self.delta_),
-                                  keep_in_pickle=plan.own_rows_covered)
-            index = np.array(nodes.index, dtype=np.int64)  # a writable copy for torch
-            own = class_log_probabilities(self.encoder_, graph, index)
-            return own + votes[torch.from_numpy(index)]
-        aggregations = self._release(graph, _KIND, lambda streams: self._aggregate(graph, streams),
-                                     lambda: plan.release_cost(self.delta_),
-                                     keep_in_pickle=plan.own_rows_covered)
-        return self.module_(hop_inputs(self.encoder_, nodes, aggregations))
+        graph, plan, head = nodes.graph, self._plan_, self.head_
+        released = self._release(graph, head.kind, lambda streams: head.release(
+            self, graph, streams), lambda: plan.release_cost(self.delta_),
+            keep_in_pickle=plan.own_rows_covered)
+        return head.logits(self, nodes, released)
 
+    # ------------------------------------------------------------------ report
     def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:
         return self._plan_.unit, self._plan_.relation
 
@@ -383,7 +301,8 @@ class GAPClassifier(BaseDPClassifier):
         return plan.running_epsilon(self.delta_, stage, steps, index=index, hint=hint,
                                     integer_orders=integer_orders)
 
-    _inference = staticmethod(lambda plan: plan.inference)  # the plan states both
+    def _inference(self, plan: GAPPlan) -> str:  # the plan states both
+        return plan.inference
 
     def _not_covered(self, plan: GAPPlan) -> tuple[str, ...]:
         return plan.not_covered(self.delta_)
@@ -396,5 +315,5 @@ class GAPClassifier(BaseDPClassifier):
         labels = (f"aggregate={self.aggregate!r}: the noisy aggregations sum the fitted nodes' "
                   "one-hot labels and the other nodes' predicted classes or class "
                   f"probabilities; the labels are {protected}",
-                  ) if plan.private and self._aggregated == "labels" else ()
+                  ) if plan.private and self.aggregate_ == "labels" else ()
         return plan.assumptions(default_delta=self.delta is None) + labels

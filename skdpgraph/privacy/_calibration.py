@@ -61,7 +61,7 @@ def calibrate_noise_multiplier(epsilon_for: Callable[[float], float], target_eps
         The budget, > 0 and finite.
     context : str
         Words naming the computation, used in error messages (for example
-        ``"GAPClassifier (privacy_level='node', hops=2, epochs=10)"``).
+        ``"GAPClassifier (unit='node', hops=2, epochs=10)"``).
     rtol : float, default=0.01
         Relative tolerance below the target.
     max_iterations : int, default=100

@@ -12,7 +12,22 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from skdpgraph._docstrings import fill_doc, register_fragments
+
 __all__ = ["bound_in_degree", "bound_out_degree", "bound_star_membership"]
+
+register_fragments(degree_bound_parameters="""
+    graph_or_csr : Graph or scipy.sparse matrix of shape (n, n)
+        The graph, or its in-adjacency ``A[target, source]``.
+    max_degree : int
+        The bound, >= 1 (on the out-degree or the in-degree).
+    rng : numpy.random.Generator
+        Source of the key.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n, n)
+        The bounded in-adjacency (float32 ones, sorted indices).""")
 
 
 def _in_adjacency(graph_or_csr: Any) -> sp.csr_matrix:
@@ -22,19 +37,6 @@ def _in_adjacency(graph_or_csr: Any) -> sp.csr_matrix:
         return graph_or_csr.adjacency()
     raise TypeError(f"Expected a Graph or a scipy sparse in-adjacency; got "
                     f"{type(graph_or_csr).__name__}.")
-
-
-def _keep_first_per_group(groups: np.ndarray, max_per_group: int,
-                          rng: np.random.Generator) -> np.ndarray:
-    """Boolean mask keeping, in every group, ``max_per_group`` uniformly random members."""
-    order = np.lexsort((rng.random(groups.shape[0]), groups))
-    sorted_groups = groups[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_groups)) + 1]
-    sizes = np.diff(np.r_[starts, sorted_groups.shape[0]])
-    rank = np.arange(sorted_groups.shape[0]) - np.repeat(starts, sizes)
-    keep = np.zeros(groups.shape[0], dtype=bool)
-    keep[order[rank < max_per_group]] = True
-    return keep
 
 
 def _edge_priorities(target: np.ndarray, source: np.ndarray, num_nodes: int,
@@ -86,6 +88,7 @@ def _bound_degree(graph_or_csr: Any, max_degree: int, rng: np.random.Generator, 
     return bounded
 
 
+@fill_doc
 def bound_out_degree(graph_or_csr: Any, max_degree: int,
                      rng: np.random.Generator) -> sp.csr_matrix:
     """Keep at most ``max_degree`` out-edges per source node, chosen at random.
@@ -99,17 +102,7 @@ def bound_out_degree(graph_or_csr: Any, max_degree: int,
 
     Parameters
     ----------
-    graph_or_csr : Graph or scipy.sparse matrix of shape (n, n)
-        The graph, or its in-adjacency ``A[target, source]``.
-    max_degree : int
-        The bound D, >= 1.
-    rng : numpy.random.Generator
-        Source of the key.
-
-    Returns
-    -------
-    scipy.sparse.csr_matrix of shape (n, n)
-        The bounded in-adjacency (float32 ones, sorted indices).
+    {{degree_bound_parameters}}
 
     Notes
     -----
@@ -133,6 +126,7 @@ def bound_out_degree(graph_or_csr: Any, max_degree: int,
     return _bound_degree(graph_or_csr, max_degree, rng, by="source", name="bound_out_degree")
 
 
+@fill_doc
 def bound_in_degree(graph_or_csr: Any, max_degree: int,
                     rng: np.random.Generator) -> sp.csr_matrix:
     """Keep at most ``max_degree`` in-edges per target node, chosen at random.
@@ -145,17 +139,7 @@ def bound_in_degree(graph_or_csr: Any, max_degree: int,
 
     Parameters
     ----------
-    graph_or_csr : Graph or scipy.sparse matrix of shape (n, n)
-        The graph, or its in-adjacency ``A[target, source]``.
-    max_degree : int
-        The in-degree bound, >= 1.
-    rng : numpy.random.Generator
-        Source of the key.
-
-    Returns
-    -------
-    scipy.sparse.csr_matrix of shape (n, n)
-        The bounded in-adjacency (float32 ones, sorted indices).
+    {{degree_bound_parameters}}
 
     Notes
     -----
@@ -244,7 +228,7 @@ def bound_star_membership(graph_or_csr: Any, roots: Any, max_degree: int,
     row, source = row[not_self], source[not_self]
     k = int(max_degree)
     if method == "greedy":
-        keep = _keep_first_per_group(source, k, rng)
+        keep = _keep_lowest_priorities(source, rng.random(source.shape[0]), k)
     else:
         feeds = np.bincount(source, minlength=rows.shape[1])
         keep = rng.random(source.shape[0]) <= k / (2.0 * feeds[source])

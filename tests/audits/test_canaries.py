@@ -420,8 +420,8 @@ AUDITS = {
             hidden_dim=64, epochs=20, lr=0.01, batch_size=128, random_state=2, device="cpu"),
         REPLACE, seed=2, fast_divisor=100.0, full_divisor=100.0),
     "GAPClassifier(node)": CanaryAudit(
-        "GAPClassifier(privacy_level='node')", lambda: GAPClassifier(
-            epsilon=EPSILON, delta=DELTA, classes=np.arange(CLASSES), privacy_level="node",
+        "GAPClassifier(unit='node')", lambda: GAPClassifier(
+            epsilon=EPSILON, delta=DELTA, classes=np.arange(CLASSES), unit="node",
             max_degree=2, hidden_dim=32, epochs=20, lr=0.01, batch_size=128, random_state=3,
             device="cpu"),
         ADD_REMOVE, seed=3),

@@ -93,7 +93,7 @@ def test_directed_graph_protects_one_directed_edge(data):
 @pytest.mark.parametrize("epsilon", [2.0, 8.0, 16.0])
 def test_node_level_epsilon_is_the_by_hand_rdp_sum(data, epsilon):
     X, y, _, _ = _split(data)
-    clf = GAPClassifier(epsilon=epsilon, privacy_level="node", head="trained", hops=2,
+    clf = GAPClassifier(epsilon=epsilon, unit="node", head="trained", hops=2,
                         max_degree=20, max_in_degree=None, batch_size=50, epochs=3,
                         encoder_epochs=2, hidden_dim=8, random_state=0).fit(X, y)
     sigma, n = clf.noise_multiplier_, 200
@@ -115,7 +115,7 @@ def test_node_level_epsilon_is_the_by_hand_rdp_sum(data, epsilon):
 
 def test_node_level_progress_shows_the_running_epsilon(data, capsys):
     X, y, _, _ = _split(data)
-    clf = GAPClassifier(epsilon=4.0, privacy_level="node", head="trained", batch_size=50,
+    clf = GAPClassifier(epsilon=4.0, unit="node", head="trained", batch_size=50,
                         verbose=True, **FAST).fit(X, y)
     encoder = [r["epsilon"] for r in clf.history_ if r["stage"] == "encoder"]
     classifier = [r["epsilon"] for r in clf.history_ if r["stage"] == "classifier"]
@@ -135,7 +135,7 @@ def test_node_level_history_bounds_the_running_epsilon(data, verbose):
     budget check's. Either way every record is an upper bound on the epsilon spent by then,
     within a few percent, never decreasing, and the last is the fit's epsilon."""
     X, y, _, _ = _split(data)
-    clf = GAPClassifier(epsilon=4.0, privacy_level="node", head="trained", batch_size=50,
+    clf = GAPClassifier(epsilon=4.0, unit="node", head="trained", batch_size=50,
                         verbose=verbose, **FAST).fit(X, y)
     plan = clf._plan_
     per_epoch = math.ceil(plan.encoder.num_examples / plan.encoder.batch_size)
@@ -158,9 +158,9 @@ def test_node_level_history_bounds_the_running_epsilon(data, verbose):
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(epsilon=1e-7, delta=1e-10), "cannot reach epsilon=1e-07"),
-    (dict(epsilon=1e-7, delta=1e-12, privacy_level="node", head="trained"),
+    (dict(epsilon=1e-7, delta=1e-12, unit="node", head="trained"),
      "cannot reach epsilon=1e-07"),
-    (dict(epsilon=1e-7, delta=1e-12, privacy_level="node"),  # the encoder's share, 5/8
+    (dict(epsilon=1e-7, delta=1e-12, unit="node"),  # the encoder's share, 5/8
      "vote-head encoder cannot reach epsilon=6.25e-08"),
 ])
 def test_impossible_budgets_raise(data, kwargs, match):
@@ -183,7 +183,7 @@ def test_epsilon_beyond_the_gaussian_calibration_names_the_parameter(data):
     with pytest.raises(PrivacyBudgetError, match=r"GAPClassifier: epsilon=1e\+30 is beyond what "
                        r"the Gaussian calibration supports \(max 1e\+12\); use epsilon=np.inf"):
         GAPClassifier(epsilon=1e30, **FAST).fit(X, y)
-    node = GAPClassifier(epsilon=1e30, privacy_level="node", **FAST).fit(X, y)
+    node = GAPClassifier(epsilon=1e30, unit="node", **FAST).fit(X, y)
     assert node.epsilon_spent_ < 1e30  # the smallest multiplier (0.01) is already enough
 
 
@@ -192,7 +192,7 @@ def test_edge_level_states_that_features_and_labels_are_public(data):
     X, y, _, _ = _split(data)
     edge = GAPClassifier(epsilon=4.0, **FAST).fit(X, y)
     assert any("features and labels are public" in a for a in edge.privacy_.assumptions)
-    node = GAPClassifier(epsilon=4.0, privacy_level="node", **FAST).fit(X, y)
+    node = GAPClassifier(epsilon=4.0, unit="node", **FAST).fit(X, y)
     assert not any("features and labels are public" in a for a in node.privacy_.assumptions)
     assert not any("the number of training nodes" in a for a in edge.privacy_.assumptions)
 
@@ -201,7 +201,7 @@ def test_node_level_refuses_duplicate_nodes_edge_level_does_not(data):
     X, y, _, _ = _split(data)
     twice = data.graph.nodes(np.r_[np.arange(100), np.arange(100)])
     with pytest.raises(ValueError, match="[Dd]uplicate|more than once"):
-        GAPClassifier(privacy_level="node", **FAST).fit(twice, np.r_[y[:100], y[:100]])
+        GAPClassifier(unit="node", **FAST).fit(twice, np.r_[y[:100], y[:100]])
     GAPClassifier(**FAST).fit(twice, np.r_[y[:100], y[:100]])
 
 
@@ -275,7 +275,7 @@ def test_a_release_on_a_neighbouring_graph_draws_fresh_noise(data):
 
 def test_node_level_predict_on_another_graph_is_a_recorded_release(data):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", max_in_degree=None,
+    clf = GAPClassifier(epsilon=8.0, unit="node", head="trained", max_in_degree=None,
                         **FAST).fit(X, y)
     assert any("own aggregation rows" in text for text in clf.privacy_.not_covered)
     proba = clf.predict_proba(X_test)  # the fitted graph: the aggregations paid in fit
@@ -294,7 +294,7 @@ def test_node_level_predict_on_another_graph_is_a_recorded_release(data):
 
 def test_pickled_node_level_gap_keeps_the_aggregations_paid_in_fit(data):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained", **FAST).fit(X, y)
+    clf = GAPClassifier(epsilon=8.0, unit="node", head="trained", **FAST).fit(X, y)
     proba = clf.predict_proba(X_test)
 
     def per_node_tensors(obj):
@@ -311,7 +311,7 @@ def test_pickled_node_level_gap_keeps_the_aggregations_paid_in_fit(data):
              for _ in range(2)]
     np.testing.assert_array_equal(*again)
     # Without a seed the release draws fresh noise.
-    unseeded = GAPClassifier(epsilon=8.0, privacy_level="node", head="trained",
+    unseeded = GAPClassifier(epsilon=8.0, unit="node", head="trained",
                              **{**FAST, "random_state": None}).fit(X, y)
     first, second = (pickle.loads(pickle.dumps(unseeded)).predict_proba(_copy(other).nodes())
                      for _ in range(2))
@@ -320,7 +320,7 @@ def test_pickled_node_level_gap_keeps_the_aggregations_paid_in_fit(data):
 
 def test_bounding_in_degree_covers_own_rows_so_they_are_kept(data):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", max_in_degree=5, max_degree=100,
+    clf = GAPClassifier(epsilon=8.0, unit="node", max_in_degree=5, max_degree=100,
                         **FAST).fit(X, y)
     assert clf.sensitivity_ == pytest.approx(math.sqrt(5**2 + 100))
     assert not any("own aggregation rows" in text for text in clf.privacy_.not_covered)
@@ -388,19 +388,19 @@ def test_validation_fraction_keeps_the_best_epoch_at_edge_level_only(data):
     assert len(scores) == 15 and clf.score(X[held], y[held]) == pytest.approx(max(scores))
     with pytest.raises(ValueError, match="validation_fraction=0.1 would select epochs on "
                                          "training labels that this fit protects"):
-        GAPClassifier(privacy_level="node", validation_fraction=0.1, **FAST).fit(X, y)
+        GAPClassifier(unit="node", validation_fraction=0.1, **FAST).fit(X, y)
 
 
-@pytest.mark.parametrize("privacy_level,epsilon,n_train,held", [
+@pytest.mark.parametrize("unit,epsilon,n_train,held", [
     ("edge", 4.0, 600, True), ("node", 8.0, 600, False), ("node", np.inf, 600, True),
     ("edge", 4.0, 200, False)])
-def test_auto_validation_only_where_the_labels_are_public(privacy_level, epsilon, n_train,
+def test_auto_validation_only_where_the_labels_are_public(unit, epsilon, n_train,
                                                           held):
     # Free where labels are public, and only from 500 training nodes on: on Cora's public
     # split (140 nodes) holding out 14 cost 6 points.
     data = make_csbm(n_nodes=n_train + 100, random_state=0)
     X, y = data.nodes()[:n_train], data.y[:n_train]
-    params = {**FAST, "privacy_level": privacy_level, "epsilon": epsilon, "batch_size": 64,
+    params = {**FAST, "unit": unit, "epsilon": epsilon, "batch_size": 64,
               "epochs": 2, "encoder_epochs": 2}
     clf = GAPClassifier(**params).fit(X, y)
     scores = [r["validation_accuracy"] for r in clf.history_]
@@ -438,21 +438,21 @@ def test_node_level_aggregates_the_labels_by_default(data, cls, monkeypatch):
     """At node level "auto" sums the fitted nodes' one-hot labels and the other nodes'
     class probabilities (3 coordinates here) at the cost of embeddings, and says so: a
     node's row, label or prediction, leaves the sums with the node."""
-    from skdpgraph.privacy import GAPPlan
+    from skdpgraph.privacy import PMARelease
 
     rows_seen = []
     for name in ("aggregate", "aggregate_once"):
-        original = getattr(GAPPlan, name)
+        original = getattr(PMARelease, name)
 
         def spy(plan, adjacency, rows, *args, _original=original):
             rows_seen.append(rows.clone())
             return _original(plan, adjacency, rows, *args)
-        monkeypatch.setattr(GAPPlan, name, spy)
+        monkeypatch.setattr(PMARelease, name, spy)
     X, y, _, _ = _split(data)
     fits = {}
     for aggregate in ("embeddings", "auto"):
         rows_seen.clear()
-        fits[aggregate] = cls(epsilon=8.0, privacy_level="node", aggregate=aggregate,
+        fits[aggregate] = cls(epsilon=8.0, unit="node", aggregate=aggregate,
                               head="trained", **FAST).fit(X, y)
         assert {rows.shape[-1] for rows in rows_seen} == {3 if aggregate == "auto" else 8}
     fitted_rows = rows_seen[0][torch.from_numpy(np.array(X.index))].numpy()
@@ -476,17 +476,17 @@ def _vote_values(clf):
 def test_vote_head_counts_the_fitted_labels(data, monkeypatch):
     """The vote release in fit gets the fitted nodes' labels (they vote for them), at the
     cost of prediction votes; a release on another graph has no labels to use."""
-    from skdpgraph.privacy import GAPPlan
+    from skdpgraph.privacy import PMARelease
 
     passed = []
-    original = GAPPlan.votes
+    original = PMARelease.votes
 
     def spy(plan, adjacency, own, weight, streams, labelled=None):
         passed.append(labelled)
         return original(plan, adjacency, own, weight, streams, labelled)
-    monkeypatch.setattr(GAPPlan, "votes", spy)
+    monkeypatch.setattr(PMARelease, "votes", spy)
     X, y, _, _ = _split(data)
-    fits = {a: GAPClassifier(epsilon=8.0, privacy_level="node", aggregate=a, **FAST).fit(X, y)
+    fits = {a: GAPClassifier(epsilon=8.0, unit="node", aggregate=a, **FAST).fit(X, y)
             for a in ("auto", "predictions")}
     index, labels = passed[0]
     np.testing.assert_array_equal(index.numpy(), np.asarray(X.index))
@@ -500,14 +500,15 @@ def test_vote_head_counts_the_fitted_labels(data, monkeypatch):
 
 def test_vote_head_is_the_default_at_private_node_level_only(data):
     X, y, X_test, _ = _split(data)
-    vote = GAPClassifier(epsilon=8.0, privacy_level="node", **FAST).fit(X, y)
-    assert vote._plan_.vote and vote.module_ is None
+    vote = GAPClassifier(epsilon=8.0, unit="node", **FAST).fit(X, y)
+    assert vote.head_.name == "vote" and vote._plan_.classifier is None
+    assert vote.module_ is None
     assert {record["stage"] for record in vote.history_} == {"encoder"}
     assert "no classifier training" in vote.privacy_.mechanism
     for other in (GAPClassifier(epsilon=8.0, **FAST),
-                  GAPClassifier(epsilon=math.inf, privacy_level="node", **FAST),
-                  ProGAPClassifier(epsilon=8.0, privacy_level="node", **FAST)):
-        assert not other.fit(X, y)._plan_.vote and other.module_ is not None
+                  GAPClassifier(epsilon=math.inf, unit="node", **FAST),
+                  ProGAPClassifier(epsilon=8.0, unit="node", **FAST)):
+        assert other.fit(X, y).head_.name != "vote" and other.module_ is not None
 
 
 @pytest.mark.parametrize("epsilon, hops", [(2.0, 1), (8.0, 1), (8.0, 2)])
@@ -515,7 +516,7 @@ def test_vote_head_epsilon_is_the_by_hand_rdp_sum(data, epsilon, hops):
     """The encoder alone is calibrated to 5/8 of epsilon; with the K Gaussians at the PMA
     multiplier it composes to epsilon (opacus' RDP, an independent computation)."""
     X, y, _, _ = _split(data)
-    clf = GAPClassifier(epsilon=epsilon, privacy_level="node", hops=hops, max_degree=20,
+    clf = GAPClassifier(epsilon=epsilon, unit="node", hops=hops, max_degree=20,
                         max_in_degree=None, batch_size=50, encoder_epochs=3, hidden_dim=8,
                         random_state=0).fit(X, y)
     sigma, encoder = clf.noise_multiplier_, clf._plan_.encoder.noise_multiplier
@@ -532,7 +533,7 @@ def test_vote_head_epsilon_is_the_by_hand_rdp_sum(data, epsilon, hops):
 
 def test_vote_head_predicts_from_the_paid_fit_release_also_after_pickling(data):
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", **FAST).fit(X, y)
+    clf = GAPClassifier(epsilon=8.0, unit="node", **FAST).fit(X, y)
     (votes,) = _vote_values(clf)
     assert votes.shape == (300, 3)
     proba = clf.predict_proba(X_test)
@@ -554,7 +555,7 @@ def test_release_not_covered_by_epsilon_is_never_pickled(data, head):
     fit's release serves the live estimator only; the pickle carries none of it, and the
     unpickled estimator makes a new recorded release on the same graph."""
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", head=head, max_in_degree=None,
+    clf = GAPClassifier(epsilon=8.0, unit="node", head=head, max_in_degree=None,
                         **FAST).fit(X, y)
     clf.predict_proba(X_test)
     assert clf.privacy_.releases == ()
@@ -572,7 +573,7 @@ def test_own_rows_are_covered_by_in_degree_as_the_rdp_sum_states(data, in_degree
     Gaussians at that sensitivity (opacus' RDP, an independent computation), as the
     report states."""
     X, y, _, _ = _split(data)
-    clf = GAPClassifier(epsilon=4.0, privacy_level="node", max_degree=20, max_in_degree=None,
+    clf = GAPClassifier(epsilon=4.0, unit="node", max_degree=20, max_in_degree=None,
                         batch_size=50, encoder_epochs=3, hidden_dim=8, random_state=0).fit(X, y)
     plan = clf._plan_
     orders = np.arange(2, 256, dtype=float)
@@ -585,7 +586,7 @@ def test_own_rows_are_covered_by_in_degree_as_the_rdp_sum_states(data, in_degree
     assert stated <= by_hand * (1 + 1e-6) and stated == pytest.approx(by_hand, rel=0.05)
     assert stated >= clf.epsilon_spent_ * (1 - 1e-6)
     assert f"d={in_degree}: {stated:.3g}" in clf.privacy_.not_covered[-1]
-    covered = GAPClassifier(epsilon=4.0, privacy_level="node", max_degree=20, max_in_degree=5,
+    covered = GAPClassifier(epsilon=4.0, unit="node", max_degree=20, max_in_degree=5,
                             batch_size=50, encoder_epochs=3, hidden_dim=8, random_state=0)
     assert covered.fit(X, y)._plan_.in_degree_epsilon(clf.delta_, in_degree) == pytest.approx(
         covered.epsilon_spent_)
@@ -604,7 +605,7 @@ def test_differencing_two_vote_releases_finds_fresh_noise(data, monkeypatch):
     that the difference of two releases is exactly two noises (a second hop's counts follow
     the first hop's noisy argmax)."""
     X, y, X_test, _ = _split(data)
-    clf = GAPClassifier(epsilon=8.0, privacy_level="node", hops=1,
+    clf = GAPClassifier(epsilon=8.0, unit="node", hops=1,
                         **{**FAST, "random_state": None}).fit(X, y)
     releases = []
     for _ in range(2):
@@ -624,9 +625,9 @@ def test_differencing_two_vote_releases_finds_fresh_noise(data, monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(head="vote"), "head='vote'.*privacy_level='node' with a finite epsilon.*'edge'"),
-    (dict(head="vote", privacy_level="node", epsilon=math.inf), "epsilon=inf"),
-    (dict(privacy_level="node", aggregate="embeddings"), "aggregate='embeddings' is not"),
+    (dict(head="vote"), "head='vote'.*unit='node' with a finite epsilon.*'edge'"),
+    (dict(head="vote", unit="node", epsilon=math.inf), "epsilon=inf"),
+    (dict(unit="node", aggregate="embeddings"), "aggregate='embeddings' is not"),
 ])
 def test_vote_head_refusals_name_the_parameter(data, kwargs, match):
     X, y, _, _ = _split(data)
@@ -635,4 +636,89 @@ def test_vote_head_refusals_name_the_parameter(data, kwargs, match):
         clf.fit(X, y)
     assert not hasattr(clf, "encoder_")
     with pytest.raises(ValueError, match="head='vote' is GAPClassifier's"):
-        ProGAPClassifier(privacy_level="node", head="vote", **FAST).fit(X, y)
+        ProGAPClassifier(unit="node", head="vote", **FAST).fit(X, y)
+
+
+# ------------------------------------------------------------------ the unit, and resolved defaults
+def _outputs(clf, nodes):
+    history = [(r["stage"], r["epoch"], r.get("loss"), r.get("epsilon")) for r in clf.history_]
+    return clf.predict_proba(nodes), clf.epsilon_spent_, history, clf.privacy_
+
+
+@pytest.mark.parametrize("cls", [GAPClassifier, ProGAPClassifier])
+@pytest.mark.parametrize("unit", ["edge", "node"])
+def test_privacy_level_still_sets_the_unit_with_a_future_warning(data, cls, unit):
+    X, y, X_test, _ = _split(data)
+    params = dict(FAST, epochs=2, encoder_epochs=2)
+    new = cls(unit=unit, **params).fit(X, y)
+    with pytest.warns(FutureWarning, match="'privacy_level' was renamed 'unit'"):
+        old = cls(privacy_level=unit, **params).fit(X, y)
+    assert old.unit_ == new.unit_ == unit
+    (p_old, e_old, h_old, r_old), (p_new, e_new, h_new, r_new) = (
+        _outputs(old, X_test), _outputs(new, X_test))
+    np.testing.assert_array_equal(p_old, p_new)
+    assert (e_old, h_old, r_old) == (e_new, h_new, r_new)
+
+
+def test_unit_and_privacy_level_both_set_are_refused(data):
+    X, y, _, _ = _split(data)
+    clf = GAPClassifier(unit="node", privacy_level="node", **FAST)
+    with pytest.raises(ValueError, match="privacy_level='node' and unit='node' are both set"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "unit_")
+
+
+def test_clone_get_params_and_grid_search_over_the_unit(data):
+    from sklearn.base import clone
+
+    clf = GAPClassifier(unit="node", **FAST)
+    params = clone(clf).get_params()
+    assert params["unit"] == "node" and params["privacy_level"] == "deprecated"
+    nodes, y = data.nodes(), data.y
+    search = GridSearchCV(GAPClassifier(epsilon=8.0, **dict(FAST, epochs=2, encoder_epochs=2)),
+                          {"unit": ["edge", "node"]}, cv=2).fit(nodes, y)
+    assert search.best_params_["unit"] in ("edge", "node")
+    assert search.best_estimator_.unit_ == search.best_params_["unit"]
+    with pytest.raises(ValueError, match="unit"):
+        GAPClassifier(unit="graph").fit(nodes, y)
+
+
+@pytest.mark.parametrize("cls, params, resolved", [
+    (GAPClassifier, dict(), dict(head="trained", hops=2, hidden_dim=64, encoder_layers=2,
+                                 dropout=0.5, epochs=100, encoder_epochs=100,
+                                 aggregate="labels", batch_size=200)),
+    (GAPClassifier, dict(unit="node"), dict(head="vote", hops=1, hidden_dim=64,
+                                            encoder_layers=1, dropout=0.0, epochs=10,
+                                            encoder_epochs=50, batch_size=1024)),
+    (GAPClassifier, dict(unit="node", head="trained"), dict(
+        head="trained", hidden_dim=16, encoder_layers=2, epochs=10, encoder_epochs=10,
+        batch_size=256)),
+    (ProGAPClassifier, dict(unit="node", aggregate="embeddings"), dict(
+        head="progressive", hops=1, hidden_dim=64, encoder_layers=1, epochs=50,
+        encoder_epochs=20, aggregate="embeddings", batch_size=1024)),
+])
+def test_defaults_are_resolved_once_into_fitted_attributes(data, cls, params, resolved):
+    """Planning alone (no training) resolves every None and "auto" into a ``*_`` attribute,
+    and the plan is built from those values."""
+    X, y, _, _ = _split(data)
+    clf = cls(epsilon=8.0, random_state=0, **params)
+    clf._checked_plan(X, y)
+    for name, value in resolved.items():
+        got = clf.head_.name if name == "head" else getattr(clf, f"{name}_")
+        assert got == value, name
+    assert clf._plan_.hops == clf.hops_  # plan_dpsgd caps the batch at the 200 nodes
+    assert clf._plan_.encoder.batch_size == min(clf.batch_size_, 200)
+    assert clf.get_params()["hops"] is None  # the parameters stay as given
+
+
+def test_the_front_door_builds_gap_with_the_unit():
+    import warnings
+
+    from skdpgraph import DPNodeClassifier
+
+    data = make_csbm(n_nodes=120, n_classes=3, n_features=8, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        clf = DPNodeClassifier(unit="edge", epsilon=4.0, random_state=0).fit(
+            data.nodes()[:80], data.y[:80])
+    assert clf.estimator_.unit == "edge" and clf.estimator_.privacy_level == "deprecated"

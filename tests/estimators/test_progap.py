@@ -40,9 +40,9 @@ def test_stages_and_accounting_match_gap_at_edge_level(data):
 
 
 def test_node_level_spends_the_budget_over_all_stages(data):
-    clf = _fit(data, privacy_level="node", epsilon=8.0, hops=2, epochs=3, encoder_epochs=3,
+    clf = _fit(data, unit="node", epsilon=8.0, hops=2, epochs=3, encoder_epochs=3,
                batch_size=64, max_degree=10)
-    gap = GAPClassifier(privacy_level="node", epsilon=8.0, hops=2, epochs=3, encoder_epochs=3,
+    gap = GAPClassifier(unit="node", epsilon=8.0, hops=2, epochs=3, encoder_epochs=3,
                         batch_size=64, max_degree=10, random_state=0).fit(
         data.nodes()[:300], data.y[:300])
     assert 0.99 * 8.0 <= clf.epsilon_spent_ <= 8.0
@@ -120,7 +120,7 @@ def test_aggregated_embeddings_come_from_an_embedding_layer(data):
 
 
 def test_node_level_stages_have_the_dp_mlp_shape_and_the_last_trains_longest(data):
-    clf = ProGAPClassifier(epsilon=8.0, privacy_level="node", random_state=0).fit(
+    clf = ProGAPClassifier(epsilon=8.0, unit="node", random_state=0).fit(
         data.nodes()[:300], data.y[:300])
     plan = clf._plan_
     assert clf.encoder_.body.layers[0].out_features == 64
@@ -128,4 +128,6 @@ def test_node_level_stages_have_the_dp_mlp_shape_and_the_last_trains_longest(dat
     # Batches of 1024 (here all 300 training nodes): one step per epoch.
     assert (plan.classifier.batch_size, plan.classifier.steps) == (300, 50)
     assert (plan.encoder.batch_size, plan.encoder.steps) == (300, 20)
-    assert ProGAPClassifier(epsilon=4.0)._epochs == (100, 100)  # edge level: GAP's
+    edge = ProGAPClassifier(epsilon=4.0)
+    edge._checked_plan(data.nodes()[:300], data.y[:300])  # resolves the defaults, no training
+    assert (edge.epochs_, edge.encoder_epochs_) == (100, 100)  # edge level: GAP's

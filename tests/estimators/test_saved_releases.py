@@ -15,11 +15,11 @@ from skdpgraph.estimators._base import BaseDPClassifier
 
 FAST = dict(epochs=2, encoder_epochs=2, hidden_dim=8, random_state=0)
 CONFIGURATIONS = {
-    "GAP edge": (GAPClassifier, dict(privacy_level="edge")),
-    "GAP node": (GAPClassifier, dict(privacy_level="node")),
-    "GAP node trained head": (GAPClassifier, dict(privacy_level="node", head="trained")),
-    "ProGAP edge": (ProGAPClassifier, dict(privacy_level="edge")),
-    "ProGAP node": (ProGAPClassifier, dict(privacy_level="node")),
+    "GAP edge": (GAPClassifier, dict(unit="edge")),
+    "GAP node": (GAPClassifier, dict(unit="node")),
+    "GAP node trained head": (GAPClassifier, dict(unit="node", head="trained")),
+    "ProGAP edge": (ProGAPClassifier, dict(unit="edge")),
+    "ProGAP node": (ProGAPClassifier, dict(unit="node")),
 }
 
 

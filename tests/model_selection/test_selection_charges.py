@@ -35,14 +35,14 @@ def data():
 
 def _progap_node(**overrides):
     """Node-level ProGAP without max_in_degree: its fit's release is never pickled."""
-    params = dict(epsilon=4.0, privacy_level="node", hops=1, hidden_dim=8, epochs=1,
+    params = dict(epsilon=4.0, unit="node", hops=1, hidden_dim=8, epochs=1,
                   encoder_epochs=1, batch_size=64, max_in_degree=None, random_state=0)
     return ProGAPClassifier(**{**params, **overrides})
 
 
 def _gap_node(**overrides):
     """Node-level GAP with its trained head."""
-    params = dict(epsilon=4.0, privacy_level="node", head="trained", hops=1, hidden_dim=8,
+    params = dict(epsilon=4.0, unit="node", head="trained", hops=1, hidden_dim=8,
                   epochs=1, encoder_epochs=1, batch_size=64, random_state=0)
     return GAPClassifier(**{**params, **overrides})
 
@@ -146,7 +146,7 @@ def test_search_cost_refuses_fits_on_different_units(data):
 
 
 def test_search_cost_refuses_a_refit_on_another_unit_than_its_fits(data):
-    grid = GridSearchCV(_gap_node(epsilon=8.0), {"privacy_level": ["edge"]}, cv=2,
+    grid = GridSearchCV(_gap_node(epsilon=8.0), {"unit": ["edge"]}, cv=2,
                         refit=False, scoring=privacy_scoring("accuracy"))
     grid.fit(data.nodes(), data.y)
     grid.best_estimator_ = _gap_node().fit(data.nodes(), data.y)  # node level
@@ -155,7 +155,7 @@ def test_search_cost_refuses_a_refit_on_another_unit_than_its_fits(data):
 
 
 def test_private_random_search_refuses_candidates_on_different_units(data):
-    search = PrivateRandomSearch(_gap_node(), {"privacy_level": ["edge", "node"]},
+    search = PrivateRandomSearch(_gap_node(), {"unit": ["edge", "node"]},
                                  mean_repetitions=2.0, random_state=0, keep_all_runs=True)
     with pytest.raises(ValueError, match="different privacy units"):
         search.fit(data.nodes(), data.y)

@@ -8,9 +8,9 @@ from opacus.accountants.analysis.rdp import compute_rdp as opacus_rdp
 from opacus.accountants.analysis.rdp import get_privacy_spent
 
 from skdpgraph.privacy import (
-    PrivacyBudgetError, compute_epsilon, compute_rdp, gap_node_event, noisy_neighbour_votes,
-    noisy_sum_aggregation,
-    plan_dpsgd, pma_sensitivity, private_multi_hop_aggregation, row_normalize, sum_in_neighbours,
+    PMARelease, PrivacyBudgetError, compute_epsilon, compute_rdp, gap_node_event,
+    noisy_neighbour_votes, noisy_sum_aggregation, plan_dpsgd, pma_sensitivity,
+    private_multi_hop_aggregation, progressive_stages, row_normalize, sum_in_neighbours,
 )
 from skdpgraph.sampling import bound_out_degree
 
@@ -248,7 +248,7 @@ def test_gap_plan_aggregate_bounds_degrees_and_draws_noise_of_the_planned_std(ma
     assert plan.own_rows_covered == (max_in_degree is not None)
     rng = np.random.default_rng(6)
     adjacency, x = random_adjacency(rng, 40, 0.3, False), unit_rows(rng, 40, 6)
-    out = plan.aggregate(adjacency, x, RandomStreams(1))
+    out = PMARelease.of(plan).aggregate(adjacency, x, RandomStreams(1))
     # The same streams, by hand: "degree" bounds out- then in-degree, "noise" draws the noise.
     streams = RandomStreams(1)
     degree = streams.numpy("degree")
@@ -265,7 +265,7 @@ def test_gap_plan_aggregate_bounds_degrees_and_draws_noise_of_the_planned_std(ma
 def test_progressive_node_plan_composes_k_plus_one_runs_and_k_one_hop_gaussians():
     from skdpgraph.privacy import check_plan
 
-    plan = _gap_plan(progressive=True, hops=3)
+    plan = _gap_plan(stages=progressive_stages, hops=3)
     assert plan.encoder_runs == 3
     spent = check_plan(plan, 4.0, 1e-5, context="test")
     assert 0.99 * 4.0 <= spent <= 4.0
@@ -290,7 +290,7 @@ def test_progressive_node_plan_composes_k_plus_one_runs_and_k_one_hop_gaussians(
     with pytest.raises(ValueError, match="index"):
         plan.running_epsilon(1e-5, "encoder", 0, index=3)
     with pytest.raises(ValueError, match="progressive"):
-        plan.aggregate(sp.csr_matrix((4, 4)), torch.ones(4, 2), None)
+        PMARelease.of(plan).aggregate(sp.csr_matrix((4, 4)), torch.ones(4, 2), None)
 
 
 def test_progressive_edge_plan_costs_what_gap_costs():
@@ -299,7 +299,7 @@ def test_progressive_edge_plan_costs_what_gap_costs():
     from skdpgraph.privacy._gaussian import gaussian_epsilon
 
     gap = _gap_plan(privacy_level="edge", batch_size=500, hops=3)
-    progap = _gap_plan(privacy_level="edge", batch_size=500, hops=3, progressive=True)
+    progap = _gap_plan(privacy_level="edge", batch_size=500, hops=3, stages=progressive_stages)
     assert progap.noise_multiplier == gap.noise_multiplier
     assert progap.epsilon(1e-5) == pytest.approx(4.0, rel=1e-6)
     # Three one-hop Gaussians at sigma = one Gaussian at sigma / sqrt(3) (sensitivity 1):
@@ -311,7 +311,7 @@ def test_progressive_edge_plan_costs_what_gap_costs():
     assert [progap.running_epsilon(1e-5, "encoder", 5, index=i) for i in range(3)] == [
         0.0, *(pytest.approx(gaussian_epsilon(progap.noise_multiplier, 1e-5, count=i))
                for i in (1, 2))]
-    bounded = progap.bounded(sp.csr_matrix(np.ones((3, 3))), None)  # edge level: unchanged
+    bounded = PMARelease.of(progap).bounded(sp.csr_matrix(np.ones((3, 3))), None)  # unchanged
     assert (bounded != sp.csr_matrix(np.ones((3, 3)))).nnz == 0
 
 

@@ -23,6 +23,7 @@ from skdpgraph.privacy import (
     epsilon_from_rdp,
     plan_dpsgd,
     poisson_dpsgd_event,
+    progressive_stages,
     without_replacement_dpsgd_event,
 )
 from skdpgraph.privacy._gap_plan import _GAPSettings, _plan_maker, plan_gap
@@ -194,7 +195,7 @@ def test_calibrated_plan_reports_the_whole_grid_epsilon(sampling, epsilon):
 def test_gap_node_plan_reports_the_whole_grid_epsilon():
     plan = plan_gap(epsilon=3.0, delta=1e-6, privacy_level="node", hops=2, directed=False,
                     num_examples=2003, batch_size=257, epochs=7, encoder_epochs=9,
-                    max_grad_norm=1.0, max_degree=20, progressive=True)
+                    max_grad_norm=1.0, max_degree=20, stages=progressive_stages)
     expected = compute_epsilon(plan.dp_event(), 1e-6)
     assert plan.epsilon(1e-6) == expected
     assert 0.99 * 3.0 <= expected <= 3.0
@@ -229,7 +230,8 @@ def test_calibration_from_the_bound_lands_within_the_tolerance_in_two_grid_evalu
     """From the bound's answer, the first step follows the bound's slope to the goal, and a
     multiplier within the tolerance ends the search (node-level ProGAP on Cora's split:
     three grid evaluations before)."""
-    settings = _GAPSettings("node", 1, False, 2031, 256, 10, 10, 1.0, 30, None, True, False)
+    settings = _GAPSettings("node", 1, False, 2031, 256, 10, 10, 1.0, 30, None,
+                            progressive_stages(1))
     make = _plan_maker(settings, 8.0, 3.69e-5, "test")
     grid, bound = [], []
     sigma = calibrate_noise_multiplier(

@@ -3,7 +3,8 @@ node-level GAP's multiplier is calibrated once per setting."""
 
 import numpy as np
 
-from skdpgraph.privacy import DEFAULT_ORDERS, DPSGDPlan, plan_dpsgd
+from skdpgraph.privacy import (DEFAULT_ORDERS, DPSGDPlan, plan_dpsgd, progressive_stages,
+                               trained_head_stages, vote_head_stages)
 from skdpgraph.privacy import _gap_plan
 from skdpgraph.privacy._gap_plan import plan_gap
 from skdpgraph.privacy._accountant import compute_rdp
@@ -40,10 +41,11 @@ def test_cached_curve_is_the_accountants_and_shared(counted_orders):
 # Settings no other test uses, so the caches start cold.
 _NODE_GAP = dict(epsilon=2.34, delta=1e-6, privacy_level="node", hops=2, directed=False,
                  num_examples=3210, batch_size=321, epochs=3, encoder_epochs=4,
-                 max_grad_norm=1.0, max_degree=7, progressive=True)
+                 max_grad_norm=1.0, max_degree=7, stages=progressive_stages)
 # Each changes the accounting, so each needs a multiplier of its own.
 _CHANGES = (dict(hops=3), dict(num_examples=3000), dict(batch_size=300), dict(epochs=5),
-            dict(encoder_epochs=6), dict(progressive=False), dict(vote=True),
+            dict(encoder_epochs=6), dict(stages=trained_head_stages),
+            dict(stages=vote_head_stages),
             dict(epsilon=3.0), dict(delta=1e-7))
 
 

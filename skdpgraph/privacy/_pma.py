@@ -1,4 +1,4 @@
-"""PMA: GAP's private multi-hop aggregation mechanism, and the accounting of GAP's pipeline.
+"""PMA: GAP's private multi-hop aggregation mechanism (normalise, sum, add noise), in torch.
 
 The mechanism lives in the privacy layer (not in ``nn``) because it is where the noise
 that protects the edges is drawn: it is a Gaussian mechanism on the sum aggregation, with
@@ -28,15 +28,15 @@ References
 
 from __future__ import annotations
 
-import math
 import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 import torch
-from dp_accounting import dp_event
 
-from skdpgraph.privacy._accountant import gaussian_event
+from skdpgraph.sampling import bound_in_degree, bound_out_degree
 
 __all__ = [
     "row_normalize",
@@ -44,8 +44,7 @@ __all__ = [
     "private_multi_hop_aggregation",
     "noisy_sum_aggregation",
     "noisy_neighbour_votes",
-    "pma_sensitivity",
-    "gap_node_event",
+    "PMARelease",
 ]
 
 
@@ -262,61 +261,102 @@ def noisy_neighbour_votes(adjacency: sp.spmatrix, log_probabilities: torch.Tenso
     return logits - own
 
 
-def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | None = None,
-                    max_in_degree: int | None = None) -> float:
-    """L2 sensitivity of one PMA hop for the privacy unit.
+@dataclass(frozen=True)
+class PMARelease:
+    """One PMA release as a plan fixes it: degree bounding, then noisy hops.
 
-    ``"edge"``: one undirected edge moves two rows by a unit vector each (sqrt(2)); one
-    directed edge moves one row (1). ``"node"``: a node of out-degree <= D moves the
-    rows of its <= D out-neighbours by a unit vector each (sqrt(D)), its own row held
-    fixed; with ``max_in_degree`` D_in its own row (a sum of <= D_in unit vectors) is
-    charged too: sqrt(D_in^2 + D).
+    Build it from a plan with :meth:`of`; the plan holds the accounting, this object the
+    mechanism that draws the noise.
 
-    Examples
-    --------
-    >>> pma_sensitivity("edge", directed=False)
-    1.4142135623730951
-    >>> pma_sensitivity("node", directed=False, max_degree=100)
-    10.0
-    >>> pma_sensitivity("node", directed=False, max_degree=16, max_in_degree=3)
-    5.0
+    Parameters
+    ----------
+    noise_std : float
+        Std of the Gaussian noise on every coordinate of every hop (0: not private).
+    hops : int
+        K, the hops of one :meth:`aggregate` or :meth:`votes` call.
+    max_degree : int or None, default=None
+        Out-degree bound D applied before aggregating (node level); None: no bounding.
+    max_in_degree : int or None, default=None
+        In-degree bound D_in applied after the out-degree bound; None: none.
+    stagewise : bool, default=False
+        The hops are released one per stage (ProGAP): only :meth:`aggregate_once` applies.
     """
-    if privacy_level == "edge":
-        return 1.0 if directed else math.sqrt(2.0)
-    if privacy_level == "node":
-        if max_degree is None or max_degree < 1:
-            raise ValueError(
-                f"pma_sensitivity: node level needs max_degree >= 1; got {max_degree}.")
-        if max_in_degree is None:
-            return math.sqrt(max_degree)
-        if max_in_degree < 1:
-            raise ValueError(f"pma_sensitivity: max_in_degree must be >= 1; got {max_in_degree}.")
-        return math.sqrt(max_in_degree ** 2 + max_degree)
-    raise ValueError(
-        f"pma_sensitivity: privacy_level must be 'edge' or 'node'; got {privacy_level!r}.")
 
+    noise_std: float
+    hops: int
+    max_degree: int | None = None
+    max_in_degree: int | None = None
+    stagewise: bool = False
 
-def gap_node_event(noise_multiplier: float, hops: int, encoder_plan,
-                   classifier_plan=None) -> dp_event.DpEvent:
-    """The node-level event of GAP (Sajadmanesh et al. 2023, Theorem 4).
+    @classmethod
+    def of(cls, plan: Any) -> PMARelease:
+        """The release that ``plan`` (a :class:`~skdpgraph.privacy.GAPPlan`) accounts for."""
+        node = plan.node_level
+        return cls(plan.noise_std, plan.hops, plan.max_degree if node else None,
+                   plan.max_in_degree if node else None, stagewise=plan.layout.stagewise)
 
-    Encoder DP-SGD, then K Gaussian mechanisms (PMA with std ``noise_multiplier * sqrt(D)``),
-    then classifier DP-SGD (None for the untrained vote head), composed adaptively under
-    add/remove-one-node. Each :class:`~skdpgraph.privacy.DPSGDPlan` carries its own noise
-    multiplier (GAP's trained head uses ``noise_multiplier`` for all three).
-    """
-    runs = [plan for plan in (encoder_plan, classifier_plan) if plan is not None]
-    for plan in runs:
-        if plan.noise_multiplier is None or plan.sampling != "poisson":
-            raise ValueError("gap_node_event: the DP-SGD plans must use Poisson sampling and "
-                             "a noise multiplier.")
-    pma = gaussian_event(noise_multiplier, hops)
-    if classifier_plan is None:
-        return dp_event.ComposedDpEvent([encoder_plan.dp_event(), pma])
-    if (encoder_plan.sample_rate == classifier_plan.sample_rate
-            and encoder_plan.noise_multiplier == classifier_plan.noise_multiplier):
-        # Same sampled-Gaussian step in both runs: one run of T_enc + T_cls steps has the
-        # same RDP, and the accountant evaluates the step once (calibration is 2x faster).
-        training = encoder_plan.dp_event(encoder_plan.steps + classifier_plan.steps)
-        return dp_event.ComposedDpEvent([training, pma])
-    return dp_event.ComposedDpEvent([encoder_plan.dp_event(), pma, classifier_plan.dp_event()])
+    def bounded(self, adjacency: sp.spmatrix, streams: Any) -> sp.spmatrix:
+        """The adjacency that a release aggregates over: degree-bounded at node level.
+
+        The kept edges come from a fresh ``"degree"`` stream of ``streams``; one release
+        bounds once and uses the result for all its hops (or stages).
+        """
+        if self.max_degree is None:
+            return adjacency
+        degree = streams.numpy("degree")
+        adjacency = bound_out_degree(adjacency, self.max_degree, degree)
+        if self.max_in_degree is not None:
+            adjacency = bound_in_degree(adjacency, self.max_in_degree, degree)
+        return adjacency
+
+    def aggregate_once(self, adjacency: sp.spmatrix, embeddings: torch.Tensor,
+                       noise: torch.Generator | None) -> torch.Tensor:
+        """One noisy hop on an already :meth:`bounded` adjacency (a progressive stage).
+
+        Returns a Tensor of shape (n, d): row-normalised noisy sums of the row-normalised
+        ``embeddings``, with noise std :attr:`noise_std` from ``noise``.
+        """
+        with torch.no_grad():
+            return private_multi_hop_aggregation(adjacency, embeddings, 1, self.noise_std,
+                                                 noise)[:, 0]
+
+    def aggregate(self, adjacency: sp.spmatrix, embeddings: torch.Tensor,
+                  streams: Any) -> torch.Tensor:
+        """One PMA release: degree bounding (node level), then K noisy hops.
+
+        Parameters
+        ----------
+        adjacency : scipy sparse matrix of shape (n, n)
+            In-adjacency ``A[target, source]`` of the queried graph.
+        embeddings : Tensor of shape (n, d)
+            Encoder embeddings (row-normalised by PMA), on the device to compute on.
+        streams : RandomStreams
+            The edges kept by the degree bounds come from a ``"degree"`` stream, the noise
+            from a ``"noise"`` stream: fresh ones for every release.
+
+        Returns
+        -------
+        Tensor of shape (n, K, d), on the device of ``embeddings``.
+        """
+        if self.stagewise:
+            raise ValueError("PMARelease.aggregate: a progressive release aggregates stage by "
+                             "stage (bounded, then aggregate_once per stage).")
+        with torch.no_grad():
+            return private_multi_hop_aggregation(
+                self.bounded(adjacency, streams), embeddings, self.hops, self.noise_std,
+                streams.torch("noise", embeddings.device))
+
+    def votes(self, adjacency: sp.spmatrix, log_probabilities: torch.Tensor, weight: float,
+              streams: Any, labelled: tuple[torch.Tensor, torch.Tensor] | None = None
+              ) -> torch.Tensor:
+        """One vote release (vote head): degree bounding, then K noisy vote hops.
+
+        ``labelled``: the fitted nodes' ``(index, labels)``, which vote for their label.
+
+        Returns the Tensor of shape (n, C) of :func:`noisy_neighbour_votes`, with noise
+        std :attr:`noise_std` from a fresh ``"noise"`` stream of ``streams``.
+        """
+        with torch.no_grad():
+            return noisy_neighbour_votes(
+                self.bounded(adjacency, streams), log_probabilities, self.hops, self.noise_std,
+                weight, streams.torch("noise", log_probabilities.device), labelled)
