@@ -11,6 +11,7 @@ import torch
 from skdpgraph._random import RandomStreams, keyed_generator, prediction_key
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
+from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.graph import Nodes
 from skdpgraph.nn import DenseSubgraphGNN, root_cross_entropy
 from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, plan_until_budget, steps_for_epochs
@@ -29,6 +30,7 @@ def _trimmed(table: np.ndarray) -> np.ndarray:  # all-padding columns dropped (s
     return table[:, :max(1, int((table >= 0).sum(axis=1).max(initial=1)))]
 
 
+@fill_doc
 class DRWClassifier(BaseDPClassifier):
     r"""Graph neural network trained with DP-SGD on disjoint random-walk subgraphs.
 
@@ -42,14 +44,14 @@ class DRWClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Total privacy budget of the fit, in ``(0, inf]``: lambda is calibrated so that all
-        steps together are ``(epsilon, delta_)``-DP under replace-one. ``np.inf`` trains
-        the same model without clipping or noise (``noise_multiplier`` is then ignored).
+        {{epsilon}}
+        Here lambda is calibrated under replace-one. ``np.inf`` trains the same model
+        without clipping or noise (``noise_multiplier`` is then ignored).
     delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * num_nodes)`` of the
-        graph (every node is protected); the value used is ``delta_``.
+        {{delta}}
+        None uses ``1 / (10 * num_nodes)`` of the graph (every node is protected).
     classes : array-like, default=None
-        The public label set (None: read from ``y`` and stated as public).
+        {{classes}}
     sampler : {"drw", "drw-r", "drw-d"}, default="drw-r"
         How the disjoint subgraphs are drawn: one walk per root (``"drw"``),
         ``restarts`` walks per root (``"drw-r"``), or DRW drawn again every
@@ -79,10 +81,10 @@ class DRWClassifier(BaseDPClassifier):
         Graph convolution inside each subgraph: GCN or GraphSAGE. It does not change the
         accountant.
     lr : float, default=0.01
-        Learning rate of Adam, in ``(0, 1e30]``. Private fits take many small noisy steps
-        (their noise averages out better than over a few large ones); without clipping and
-        noise, 0.05 diverged (Amazon Computers fell to the majority class). It does not
-        change the accountant.
+        {{lr}}
+        Private fits take many small noisy steps (their noise averages out better than
+        over a few large ones); without clipping and noise, 0.05 diverged (Amazon Computers
+        fell to the majority class).
     epochs : int, default=50
         Passes of ``ceil(n_train / batch_size)`` steps each; ignored if ``max_steps`` is
         set. More steps mean more noise at a fixed ``epsilon``.
@@ -90,35 +92,26 @@ class DRWClassifier(BaseDPClassifier):
         DP-SGD steps, instead of those of ``epochs``; None: from ``epochs``. With
         ``noise_multiplier`` given it is an upper bound.
     max_grad_norm : float, default=1.0
-        Clipping norm C > 0 of each root's gradient; the noise std is ``2 * lambda * C``
-        (replace-one moves one clipped gradient by at most 2C). Epsilon does not
-        depend on C.
+        {{max_grad_norm}}
+        Here C bounds each root's gradient; the noise std is ``2 * lambda * C``
+        (replace-one moves one clipped gradient by at most 2C).
     noise_multiplier : float, default=None
-        lambda = noise std / (2C), > 0. None calibrates lambda to ``(epsilon, delta_)``.
-        Given (the paper's mode), training runs for the most planned steps within
-        ``epsilon``, fixed before training (``n_steps_``); ignored with ``epsilon=np.inf``.
+        {{noise_multiplier}}
+        Here lambda = noise std / (2C) (the sensitivity is 2C). Given (the paper's mode),
+        training runs for the most planned steps within ``epsilon``, fixed before training
+        (``n_steps_``); ignored with ``epsilon=np.inf``.
     validation_fraction : float, "auto" or None, default="auto"
-        Hold out this fraction (in ``(0, 1)``) of the training nodes (they root no
-        subgraph) and keep the epoch with the best accuracy on them. ``"auto"``: 10% when
-        ``epsilon=inf`` (early stopping of the non-private GNN; none below 500 training
-        nodes), none when private, where an explicit fraction is refused (it would read
-        protected labels without accounting). None: no split.
+        {{validation_fraction}}
+        The held-out nodes root no subgraph.
     random_state : int, RandomState instance or None, default=None
-        Root of the streams of the walks, batches, noise, initialisation and validation
-        split, and of the prediction walks' key (``prediction_key_``). Leave None in
-        production: a known seed makes the noise reproducible.
+        {{random_state}}
+        It also seeds the prediction walks' key (``prediction_key_``).
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
-        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
-        The device used is ``device_``; it does not change the guarantee.
+        {{device}}
     verbose : bool, default=False
-        Show a progress bar with the loss and running epsilon. The printed loss is
-        computed on the private training nodes and is not covered (``privacy_`` says so).
+        {{verbose}}
     private_diagnostics : bool, default=False
-        Also keep in ``history_`` the per-epoch loss and training accuracy, computed
-        without noise on the private training nodes: not covered by the guarantee
-        (``privacy_.not_covered`` then says so). False: ``history_`` holds only the
-        stage, epoch, running epsilon and validation accuracy (where the labels are
-        public); loss and training accuracy are None.
+        {{private_diagnostics}}
 
     Attributes
     ----------
