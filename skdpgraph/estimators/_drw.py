@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 
+from skdpgraph._deprecation import DEPRECATED, renamed_parameter
 from skdpgraph._random import RandomStreams, keyed_generator, prediction_key
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
@@ -52,7 +53,7 @@ class DRWClassifier(BaseDPClassifier):
         None uses ``1 / (10 * num_nodes)`` of the graph (every node is protected).
     classes : array-like, default=None
         {{classes}}
-    sampler : {"drw", "drw-r", "drw-d"}, default="drw-r"
+    subgraph_sampler : {"drw", "drw-r", "drw-d"}, default="drw-r"
         How the disjoint subgraphs are drawn: one walk per root (``"drw"``),
         ``restarts`` walks per root (``"drw-r"``), or DRW drawn again every
         ``resample_every`` steps (``"drw-d"``). The subgraphs are disjoint in every case,
@@ -63,11 +64,11 @@ class DRWClassifier(BaseDPClassifier):
         Steps per random walk, at least 1, in training and in ``predict``. It does not
         change the accountant (a node still lies in one subgraph at most).
     restarts : int, default=8
-        Walks per root with ``sampler="drw-r"`` (training and ``predict``), at least 1;
-        ignored by the other samplers. It does not change the accountant.
+        Walks per root with ``subgraph_sampler="drw-r"`` (training and ``predict``), at
+        least 1; ignored by the other samplers. It does not change the accountant.
     resample_every : int, default=10
-        Steps between two draws of the subgraphs with ``sampler="drw-d"``, at least 1;
-        ignored by the other samplers. It does not change the accountant.
+        Steps between two draws of the subgraphs with ``subgraph_sampler="drw-d"``, at
+        least 1; ignored by the other samplers. It does not change the accountant.
     batch_size : int, default=1024
         Subgraphs per step, drawn without replacement (capped at the number of training
         nodes: full batches up to 1024 of them). The sampling rate ``batch_size / n_train``
@@ -80,6 +81,8 @@ class DRWClassifier(BaseDPClassifier):
     conv : {"gcn", "sage"}, default="gcn"
         Graph convolution inside each subgraph: GCN or GraphSAGE. It does not change the
         accountant.
+    dropout : float, default=0.0
+        {{dropout}}
     lr : float, default=0.01
         {{lr}}
         Private fits take many small noisy steps (their noise averages out better than
@@ -112,6 +115,8 @@ class DRWClassifier(BaseDPClassifier):
         {{verbose}}
     private_diagnostics : bool, default=False
         {{private_diagnostics}}
+    sampler : {"drw", "drw-r", "drw-d"}, default="deprecated"
+        Former name of ``subgraph_sampler``.
 
     Attributes
     ----------
@@ -144,7 +149,9 @@ class DRWClassifier(BaseDPClassifier):
 
     _parameter_constraints = {
         **DPSGD_CONSTRAINTS,
-        "sampler": [StrOptions({"drw", "drw-r", "drw-d"})],
+        "subgraph_sampler": [StrOptions({"drw", "drw-r", "drw-d"})],
+        "sampler": [StrOptions({"drw", "drw-r", "drw-d", DEPRECATED})],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
         **{name: [Interval(Integral, 1, None, closed="left")]
            for name in ("walk_length", "restarts", "resample_every", "hidden_dim")},
         "num_layers": [Interval(Integral, 1, 2, closed="both")],
@@ -153,28 +160,46 @@ class DRWClassifier(BaseDPClassifier):
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, *, epsilon=8.0, delta=None, classes=None, sampler="drw-r", walk_length=1,
-                 restarts=8, resample_every=10, batch_size=1024, num_layers=1, hidden_dim=64,
-                 conv="gcn", lr=0.01, epochs=50, max_steps=None, max_grad_norm=1.0,
-                 noise_multiplier=None, validation_fraction="auto", random_state=None,
-                 device="auto", verbose=False, private_diagnostics=False):
-        self.epsilon, self.delta, self.classes = epsilon, delta, classes
-        self.sampler, self.walk_length, self.restarts = sampler, walk_length, restarts
-        self.resample_every, self.batch_size = resample_every, batch_size
+    def __init__(self, *, epsilon=8.0, delta=None, classes=None, subgraph_sampler="drw-r",
+                 walk_length=1, restarts=8, resample_every=10, batch_size=1024,
+                 num_layers=1, hidden_dim=64, conv="gcn", dropout=0.0, lr=0.01, epochs=50,
+                 max_steps=None, max_grad_norm=1.0, noise_multiplier=None,
+                 validation_fraction="auto", random_state=None, device="auto",
+                 verbose=False, private_diagnostics=False, sampler=DEPRECATED):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.subgraph_sampler = subgraph_sampler
+        self.walk_length = walk_length
+        self.restarts = restarts
+        self.resample_every = resample_every
+        self.batch_size = batch_size
         self.num_layers = num_layers
-        self.hidden_dim, self.conv, self.lr, self.epochs = hidden_dim, conv, lr, epochs
-        self.max_steps, self.max_grad_norm = max_steps, max_grad_norm
-        self.noise_multiplier, self.random_state = noise_multiplier, random_state
+        self.hidden_dim = hidden_dim
+        self.conv = conv
+        self.dropout = dropout
+        self.lr = lr
+        self.epochs = epochs
+        self.max_steps = max_steps
+        self.max_grad_norm = max_grad_norm
+        self.noise_multiplier = noise_multiplier
         self.validation_fraction = validation_fraction
-        self.device, self.verbose = device, verbose
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
         self.private_diagnostics = private_diagnostics
+        self.sampler = sampler
 
     def _labels_public(self) -> bool:  # noise_multiplier is ignored with epsilon=inf
         return math.isinf(self.epsilon)
 
     @property
     def _restarts(self) -> int:
-        return self.restarts if self.sampler == "drw-r" else 1
+        return self.restarts if self._subgraph_sampler_ == "drw-r" else 1
+
+    def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
+        self._subgraph_sampler_ = renamed_parameter(self, "sampler", "subgraph_sampler",
+                                                    default="drw-r")
 
     def _protected_units(self, nodes: Nodes) -> int:
         return nodes.graph.num_nodes
@@ -183,8 +208,8 @@ class DRWClassifier(BaseDPClassifier):
         m = len(nodes) - self._validation_size(len(nodes))
         steps = self.max_steps or steps_for_epochs(self.epochs, m, self.batch_size)
         private = not math.isinf(self.epsilon)
-        context = (f"DRWClassifier (sampler={self.sampler!r}, steps={steps}, "
-                   f"batch_size={self.batch_size}, {m} subgraphs)")
+        context = (f"DRWClassifier (subgraph_sampler={self._subgraph_sampler_!r}, "
+                   f"steps={steps}, batch_size={self.batch_size}, {m} subgraphs)")
         plan = plan_dpsgd(epsilon=self._budget(), delta=self.delta_, sampling="without_replacement",
                           num_examples=m, batch_size=self.batch_size, steps=steps,
                           max_grad_norm=self.max_grad_norm, context=context,
@@ -203,9 +228,10 @@ class DRWClassifier(BaseDPClassifier):
                 graph.indptr, graph.indices, self.walk_length, restarts=self._restarts,
                 roots=nodes.index, generator=walks).nodes),
             torch.from_numpy(y), device=self.device_,
-            resample_every=self.resample_every if self.sampler == "drw-d" else None)
+            resample_every=self.resample_every if self._subgraph_sampler_ == "drw-d" else None)
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
-                                  conv=self.conv, num_layers=self.num_layers).to(self.device_)
+                                  conv=self.conv, num_layers=self.num_layers,
+                                  dropout=self.dropout).to(self.device_)
         result = train_dpsgd(module, examples, root_cross_entropy, plan, lr=self.lr,
                              on_epoch=best, **self._stage_options(plan, "classifier", streams))
         self.module_ = (best.restore(result.module) if best else result.module).cpu()
@@ -233,12 +259,13 @@ class DRWClassifier(BaseDPClassifier):
                 "nothing further.")
 
     def _assumptions(self, plan, nodes: Nodes) -> tuple[str, ...]:
-        draws = (plan.steps - 1) // self.resample_every + 1 if self.sampler == "drw-d" else 1
+        sampler = self._subgraph_sampler_
+        draws = (plan.steps - 1) // self.resample_every + 1 if sampler == "drw-d" else 1
         return ("graph structure and the set of training nodes are public",
-                f"{plan.num_examples} disjoint subgraphs (M, one per training node; sampler="
-                f"{self.sampler!r}, L={self.walk_length}, R={self._restarts}, {draws} draw(s)) "
-                f"depend only on the structure, the training node ids and the walk stream; "
-                f"sampling probability m/M={plan.sample_rate:.4g}")
+                f"{plan.num_examples} disjoint subgraphs (M, one per training node; "
+                f"subgraph_sampler={sampler!r}, L={self.walk_length}, R={self._restarts}, "
+                f"{draws} draw(s)) depend only on the structure, the training node ids and the "
+                f"walk stream; sampling probability m/M={plan.sample_rate:.4g}")
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         graph, queries = nodes.graph, nodes.index

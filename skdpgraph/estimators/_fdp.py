@@ -68,6 +68,8 @@ class FDPClassifier(BaseDPClassifier):
         layer, at least 1. It does not change the accountant.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="tanh"
         {{activation}}
+    dropout : float, default=0.0
+        {{dropout}}
     epochs : int, default=None
         Passes over the training nodes: ``epochs * ceil(n_train / batch_size)`` DP-SGD
         steps. More steps mean more noise per step at a fixed ``epsilon``. None: as many
@@ -145,19 +147,26 @@ class FDPClassifier(BaseDPClassifier):
         "hidden_dim": [Interval(Integral, 1, None, closed="left")],
         "encoder_layers": [Interval(Integral, 1, None, closed="left")],
         "activation": [StrOptions({"relu", "selu", "tanh", "elu", "gelu"})],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
         "private_inference": ["boolean"],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, max_degree=1,
-                 degree_sampler="bernoulli", hidden_dim=32, encoder_layers=1, activation="tanh",
-                 epochs=None, lr=0.005, batch_size=4096, max_grad_norm=1.0, noise_multiplier=None,
-                 private_inference=False, validation_fraction="auto", random_state=None,
-                 device="auto", verbose=False, private_diagnostics=False):
-        self.epsilon, self.delta, self.classes = epsilon, delta, classes
-        self.max_degree, self.degree_sampler = max_degree, degree_sampler
-        self.hidden_dim, self.encoder_layers = hidden_dim, encoder_layers
+                 degree_sampler="bernoulli", hidden_dim=32, encoder_layers=1,
+                 activation="tanh", dropout=0.0, epochs=None, lr=0.005, batch_size=4096,
+                 max_grad_norm=1.0, noise_multiplier=None, private_inference=False,
+                 validation_fraction="auto", random_state=None, device="auto",
+                 verbose=False, private_diagnostics=False):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.max_degree = max_degree
+        self.degree_sampler = degree_sampler
+        self.hidden_dim = hidden_dim
+        self.encoder_layers = encoder_layers
         self.activation = activation
+        self.dropout = dropout
         self.epochs = epochs
         self.lr = lr
         self.batch_size = batch_size
@@ -200,7 +209,8 @@ class FDPClassifier(BaseDPClassifier):
                                 device=self.device_)
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
                                   conv="mean", num_layers=1, encoder_layers=self.encoder_layers,
-                                  activation=self.activation, residual=True).to(self.device_)
+                                  activation=self.activation, residual=True,
+                                  dropout=self.dropout).to(self.device_)
         result = train_dpsgd(module, examples, root_cross_entropy, plan.training, lr=self.lr,
                              on_epoch=best, **self._stage_options(plan, "classifier", streams))
         self.module_ = (best.restore(result.module) if best else result.module).cpu()

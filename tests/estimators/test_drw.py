@@ -124,7 +124,7 @@ def test_batches_fixed_size_without_replacement(sampler, data, monkeypatch):
             return super().batch(index, step)
 
     monkeypatch.setattr(drw_module, "SubgraphExamples", Recording)
-    clf = DRWClassifier(sampler=sampler, epochs=3, batch_size=16, hidden_dim=8,
+    clf = DRWClassifier(subgraph_sampler=sampler, epochs=3, batch_size=16, hidden_dim=8,
                         resample_every=2, noise_multiplier=3.0, random_state=0)
     clf.fit(data.nodes()[:64], data.y[:64])
     assert len(seen) == clf.n_steps_ == 12
