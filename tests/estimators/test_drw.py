@@ -291,3 +291,16 @@ def test_paper_mode_plan_is_cut_before_training(data, monkeypatch):
                         hidden_dim=8, random_state=0).fit(data.nodes()[:64], data.y[:64])
     assert isinstance(plans[0], UntilBudgetPlan) and plans[0].steps == clf.n_steps_ < 500
     assert plans[0].planned_steps == 500
+
+
+def test_dropout_changes_training_and_its_default_changes_nothing(data):
+    X, y, queries = data.nodes()[:150], data.y[:150], data.nodes()[150:]
+    kw = dict(epsilon=4.0, epochs=3, hidden_dim=8, batch_size=64, random_state=0)
+    default = DRWClassifier(**kw).fit(X, y).predict_proba(queries)
+    np.testing.assert_array_equal(DRWClassifier(dropout=0.0, **kw).fit(X, y).predict_proba(
+        queries), default)
+    dropped = DRWClassifier(dropout=0.5, **kw).fit(X, y)
+    assert dropped.module_.dropout.p == 0.5 and not dropped.module_.training
+    assert not np.allclose(dropped.predict_proba(queries), default)
+    np.testing.assert_array_equal(dropped.predict_proba(queries),
+                                  dropped.predict_proba(queries))  # no dropout in predict

@@ -611,3 +611,30 @@ def test_auto_label_hops_otherwise_take_the_rounds_the_held_out_reports_pick(mon
     assert len(picked) == 1 and clf.label_hops_ == picked[0] >= 1
     averaged, scored = averaged_and_scored[0]
     assert len(scored) == 100 and not averaged & scored  # a report is averaged or scored
+
+
+def test_validation_fraction_splits_the_reports_as_every_estimator_splits_its_nodes():
+    from skdpgraph._random import RandomStreams
+
+    auto = RGNNClassifier(validation_fraction="auto")
+    assert (auto._validation_size(600), auto._validation_size(499)) == (60, 0)
+    # Rounded up, and allowed at a finite epsilon: the labels it reads are reports.
+    assert RGNNClassifier(epsilon=4.0, validation_fraction=0.25)._validation_size(30) == 8
+    y = np.array([0] * 90 + [1] * 10)
+    train, val = RGNNClassifier(validation_fraction=0.2)._validation_split(y, RandomStreams(0))
+    assert np.bincount(y[val]).tolist() == [18, 2]  # stratified
+    assert sorted(np.concatenate([train, val]).tolist()) == list(range(100))
+
+
+def test_a_private_fit_holds_out_the_rounded_up_fraction_of_its_reports(binary_data, monkeypatch):
+    graph, y, train = binary_data
+    held = []
+    original = labels_module.train_llp_gnn
+
+    def spy(*args, **kwargs):
+        held.append(len(kwargs["val_index"]))
+        return original(*args, **kwargs)
+    monkeypatch.setattr(labels_module, "train_llp_gnn", spy)
+    RGNNClassifier(validation_fraction=0.33, ensemble_size=1, random_state=0,
+                   **{**FAST, "epochs": 2, "label_hops": 0}).fit(graph.nodes(train), y[train])
+    assert held == [66]  # ceil(0.33 * 200)
