@@ -138,8 +138,8 @@ class DRWClassifier(BaseDPClassifier):
 
     Examples
     --------
-    >>> from skdpgraph import DRWClassifier
     >>> from skdpgraph.datasets import make_csbm
+    >>> from skdpgraph import DRWClassifier
     >>> data = make_csbm(n_nodes=300, random_state=0)
     >>> clf = DRWClassifier(epsilon=4.0, epochs=3, hidden_dim=16, random_state=0)
     >>> clf = clf.fit(data.nodes()[:200], data.y[:200])

@@ -171,8 +171,8 @@ class RGNNClassifier(ReconstructedFeatures, LabelSupervision, BaseDPClassifier):
 
     Examples
     --------
-    >>> from skdpgraph import RGNNClassifier
     >>> from skdpgraph.datasets import make_csbm
+    >>> from skdpgraph import RGNNClassifier
     >>> dataset = make_csbm(n_nodes=300, random_state=0)
     >>> clf = RGNNClassifier(epsilon=12.0, epsilon_labels=2.0, feature_type="continuous",
     ...                      epochs=20, random_state=0)
