@@ -28,7 +28,7 @@ def _rgnn(epsilon, seed):
     """
     import skdpgraph
 
-    every_feature = {"n_sampled_features": 10**6} if epsilon == float("inf") else {}
+    every_feature = {"num_sampled_features": 10**6} if epsilon == float("inf") else {}
     return skdpgraph.RGNNClassifier(epsilon=epsilon, random_state=seed, **every_feature)
 
 
@@ -45,8 +45,8 @@ ESTIMATORS = {
     "progap-ndp": _make("ProGAPClassifier", unit="node"),
     "dpnode-edge": _make("DPNodeClassifier", unit="edge"),
     "dpnode-node": _make("DPNodeClassifier", unit="node"),
-    "drw": _make("DRWClassifier"),  # the defaults (sampler="drw-r", one-step walks)
-    "drw-walk": _make("DRWClassifier", sampler="drw"),
-    "drw-r": _make("DRWClassifier", sampler="drw-r"),
-    "drw-d": _make("DRWClassifier", sampler="drw-d"),
+    "drw": _make("DRWClassifier"),  # the defaults (subgraph_sampler="drw-r", one-step walks)
+    "drw-walk": _make("DRWClassifier", subgraph_sampler="drw"),
+    "drw-r": _make("DRWClassifier", subgraph_sampler="drw-r"),
+    "drw-d": _make("DRWClassifier", subgraph_sampler="drw-d"),
 }

@@ -109,7 +109,7 @@ def main():
             rows.setdefault("nonprivate raw features", []).append(
                 {"accuracy": raw_sage(ds, split, seed), "seconds": float("nan"),
                  "epsilon_spent": float("inf")})
-        grouped = RGNNClassifier(epsilon=np.inf, n_sampled_features=10**6, feature_group_size=g,
+        grouped = RGNNClassifier(epsilon=np.inf, num_sampled_features=10**6, feature_group_size=g,
                                  feature_hops=0, llp_weight=0.0, random_state=seed)
         if not args.rgnn_only:
             rows.setdefault("nonprivate grouped features", []).append(
@@ -120,10 +120,10 @@ def main():
             protocol = dict(validation_fraction=len(split["val"]) / len(labelled))
         for eps_y in args.eps_y:
             common = dict(epsilon=args.m * args.eps_x + eps_y, epsilon_per_feature=args.eps_x,
-                          n_sampled_features=args.m, feature_group_size=g, random_state=seed,
+                          num_sampled_features=args.m, feature_group_size=g, random_state=seed,
                           **protocol)
             label_hops = args.hops if args.label_hops is None else args.label_hops
-            rgnn = RGNNClassifier(n_clusters=args.n_clusters, llp_weight=args.llp_weight,
+            rgnn = RGNNClassifier(num_clusters=args.n_clusters, llp_weight=args.llp_weight,
                                   feature_hops=args.hops, label_hops=label_hops,
                                   label_loss=args.label_loss,
                                   ensemble_size=args.ensemble_size, **common)

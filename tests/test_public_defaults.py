@@ -142,8 +142,8 @@ def test_rgnn_encoding_does_not_depend_on_one_nodes_value(feature_type, broken, 
     index = np.arange(0, 120, 2)
     outcomes = []
     for graph in _binary_graphs(data):
-        est = RGNNClassifier(feature_type=feature_type, n_sampled_features=2, epochs=1,
-                             ensemble_size=1, feature_hops=1, label_hops=0, n_clusters=2,
+        est = RGNNClassifier(feature_type=feature_type, num_sampled_features=2, epochs=1,
+                             ensemble_size=1, feature_hops=1, label_hops=0, num_clusters=2,
                              random_state=0)
         try:
             outcomes.append(_schema(_unpickled(est.fit(graph.nodes(index), data.y[index]))))
@@ -158,8 +158,8 @@ def test_rgnn_encoding_does_not_depend_on_one_nodes_value(feature_type, broken, 
 
 def test_rgnn_binary_schema_refuses_a_non_binary_value_at_predict(data):
     binary, changed = _binary_graphs(data)
-    est = RGNNClassifier(n_sampled_features=2, epochs=1, ensemble_size=1, feature_hops=1,
-                         label_hops=0, n_clusters=2, random_state=0)
+    est = RGNNClassifier(num_sampled_features=2, epochs=1, ensemble_size=1, feature_hops=1,
+                         label_hops=0, num_clusters=2, random_state=0)
     est.fit(binary.nodes(np.arange(60)), data.y[:60])
     assert any("feature_type='binary'" in a for a in est.privacy_.assumptions)
     with pytest.raises(ValueError, match=r"feature_type='binary'.*X\[7, 0\] = 0.5"):

@@ -11,6 +11,7 @@ from numbers import Integral, Real
 from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
+from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.graph import Nodes
 from skdpgraph.nn import MLP
 from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, steps_for_epochs
@@ -26,6 +27,7 @@ def per_example_cross_entropy(module: nn.Module, batch):
     return nn.functional.cross_entropy(logits, y, reduction="none"), logits.argmax(-1) == y
 
 
+@fill_doc
 class DPMLPClassifier(BaseDPClassifier):
     """Multi-layer perceptron on node features, trained with DP-SGD.
 
@@ -38,16 +40,13 @@ class DPMLPClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Total privacy budget of the fit, in ``(0, inf]``: the noise is calibrated so that
-        the whole training run is ``(epsilon, delta_)``-DP. ``np.inf`` trains the same MLP
-        on the same batches without clipping or noise.
+        {{epsilon}}
+        ``np.inf`` trains the same MLP on the same batches without clipping or noise.
     delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * n_train)`` (only the
-        training nodes are used); the value used is ``delta_``. A smaller delta needs more
-        noise.
+        {{delta}}
+        None uses ``1 / (10 * n_train)`` (only the training nodes are used).
     classes : array-like, default=None
-        The public label set. None reads it from ``y`` and states in ``privacy_`` that it
-        is treated as public; labels outside a given set raise.
+        {{classes}}
     hidden_dim : int, default=64
         Width of every hidden layer of the MLP, at least 1. Public; it does not change
         the accountant (each node's whole gradient is clipped).
@@ -55,17 +54,15 @@ class DPMLPClassifier(BaseDPClassifier):
         Linear layers of the MLP, at least 1 (1: a linear model). Public; it does not
         change the accountant.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="relu"
-        Activation between the linear layers. It does not change the accountant.
+        {{activation}}
     dropout : float, default=0.0
-        Dropout rate in ``[0, 1)`` between the linear layers during training. It does not
-        change the accountant.
+        {{dropout}}
     epochs : int, default=50
         Passes over the training nodes, at least 1: ``epochs * ceil(n_train /
         batch_size)`` DP-SGD steps. Every step spends budget, so at a fixed ``epsilon``
         more epochs mean more noise per step.
     lr : float, default=0.01
-        Learning rate of Adam, in ``(0, 1e30]``. It acts on the noisy gradients
-        (post-processing) and does not change the accountant.
+        {{lr}}
     batch_size : int, default=1024
         Expected batch size of Poisson sampling: each step keeps every training node
         independently with probability ``batch_size / n_train`` (capped at 1). The
@@ -73,35 +70,23 @@ class DPMLPClassifier(BaseDPClassifier):
         the noise among more gradients (Amazon Computers at epsilon=8, 5 seeds: 75.9 with
         256, 80.7 with 1024; see "How the defaults were chosen" in the docs).
     max_grad_norm : float, default=1.0
-        Per-node clipping norm C > 0: each node's gradient is scaled to L2 norm at most C
-        and the noise std is ``noise_multiplier * C``. Epsilon does not depend on C;
-        the ratio of gradient to noise does.
+        {{max_grad_norm}}
+        Each node's gradient is scaled to L2 norm at most C; the noise std is
+        ``noise_multiplier * C``.
     noise_multiplier : float, default=None
-        Noise std / C, > 0. None calibrates the smallest multiplier that meets
-        ``(epsilon, delta_)``. Given, it is used as is (even with ``epsilon=np.inf``)
+        {{noise_multiplier}}
+        The sensitivity is C. Given, it is used as is (even with ``epsilon=np.inf``)
         and the fit fails, before training, if its epsilon exceeds ``epsilon``.
     validation_fraction : float, "auto" or None, default="auto"
-        Hold out this fraction (in ``(0, 1)``) of the training nodes and keep the epoch
-        with the best accuracy on them. ``"auto"``: 10% for a non-private fit
-        (``epsilon=inf`` without ``noise_multiplier``: early stopping of the MLP; none
-        below 500 training nodes), none when private, where an explicit fraction is
-        refused (it would read protected labels without accounting). None: no split.
+        {{validation_fraction}}
     random_state : int, RandomState instance or None, default=None
-        Root of independent streams for initialisation, batch sampling, noise and the
-        validation split. Leave it None in production: a known seed makes the noise
-        reproducible.
+        {{random_state}}
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
-        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
-        The device used is ``device_``; it does not change the guarantee.
+        {{device}}
     verbose : bool, default=False
-        Show a progress bar with the loss and running epsilon. The printed loss is
-        computed on the private training nodes and is not covered (``privacy_`` says so).
+        {{verbose}}
     private_diagnostics : bool, default=False
-        Also keep in ``history_`` the per-epoch loss and training accuracy, computed
-        without noise on the private training nodes: not covered by the guarantee
-        (``privacy_.not_covered`` then says so). False: ``history_`` holds only the
-        stage, epoch, running epsilon and validation accuracy (where the labels are
-        public); loss and training accuracy are None.
+        {{private_diagnostics}}
 
     Attributes
     ----------

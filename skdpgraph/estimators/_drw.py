@@ -8,9 +8,11 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 
+from skdpgraph._deprecation import DEPRECATED, renamed_parameter
 from skdpgraph._random import RandomStreams, keyed_generator, prediction_key
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
+from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.graph import Nodes
 from skdpgraph.nn import DenseSubgraphGNN, root_cross_entropy
 from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, plan_until_budget, steps_for_epochs
@@ -29,6 +31,7 @@ def _trimmed(table: np.ndarray) -> np.ndarray:  # all-padding columns dropped (s
     return table[:, :max(1, int((table >= 0).sum(axis=1).max(initial=1)))]
 
 
+@fill_doc
 class DRWClassifier(BaseDPClassifier):
     r"""Graph neural network trained with DP-SGD on disjoint random-walk subgraphs.
 
@@ -42,15 +45,15 @@ class DRWClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Total privacy budget of the fit, in ``(0, inf]``: lambda is calibrated so that all
-        steps together are ``(epsilon, delta_)``-DP under replace-one. ``np.inf`` trains
-        the same model without clipping or noise (``noise_multiplier`` is then ignored).
+        {{epsilon}}
+        Here lambda is calibrated under replace-one. ``np.inf`` trains the same model
+        without clipping or noise (``noise_multiplier`` is then ignored).
     delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * num_nodes)`` of the
-        graph (every node is protected); the value used is ``delta_``.
+        {{delta}}
+        None uses ``1 / (10 * num_nodes)`` of the graph (every node is protected).
     classes : array-like, default=None
-        The public label set (None: read from ``y`` and stated as public).
-    sampler : {"drw", "drw-r", "drw-d"}, default="drw-r"
+        {{classes}}
+    subgraph_sampler : {"drw", "drw-r", "drw-d"}, default="drw-r"
         How the disjoint subgraphs are drawn: one walk per root (``"drw"``),
         ``restarts`` walks per root (``"drw-r"``), or DRW drawn again every
         ``resample_every`` steps (``"drw-d"``). The subgraphs are disjoint in every case,
@@ -61,11 +64,11 @@ class DRWClassifier(BaseDPClassifier):
         Steps per random walk, at least 1, in training and in ``predict``. It does not
         change the accountant (a node still lies in one subgraph at most).
     restarts : int, default=8
-        Walks per root with ``sampler="drw-r"`` (training and ``predict``), at least 1;
-        ignored by the other samplers. It does not change the accountant.
+        Walks per root with ``subgraph_sampler="drw-r"`` (training and ``predict``), at
+        least 1; ignored by the other samplers. It does not change the accountant.
     resample_every : int, default=10
-        Steps between two draws of the subgraphs with ``sampler="drw-d"``, at least 1;
-        ignored by the other samplers. It does not change the accountant.
+        Steps between two draws of the subgraphs with ``subgraph_sampler="drw-d"``, at
+        least 1; ignored by the other samplers. It does not change the accountant.
     batch_size : int, default=1024
         Subgraphs per step, drawn without replacement (capped at the number of training
         nodes: full batches up to 1024 of them). The sampling rate ``batch_size / n_train``
@@ -78,11 +81,13 @@ class DRWClassifier(BaseDPClassifier):
     conv : {"gcn", "sage"}, default="gcn"
         Graph convolution inside each subgraph: GCN or GraphSAGE. It does not change the
         accountant.
+    dropout : float, default=0.0
+        {{dropout}}
     lr : float, default=0.01
-        Learning rate of Adam, in ``(0, 1e30]``. Private fits take many small noisy steps
-        (their noise averages out better than over a few large ones); without clipping and
-        noise, 0.05 diverged (Amazon Computers fell to the majority class). It does not
-        change the accountant.
+        {{lr}}
+        Private fits take many small noisy steps (their noise averages out better than
+        over a few large ones); without clipping and noise, 0.05 diverged (Amazon Computers
+        fell to the majority class).
     epochs : int, default=50
         Passes of ``ceil(n_train / batch_size)`` steps each; ignored if ``max_steps`` is
         set. More steps mean more noise at a fixed ``epsilon``.
@@ -90,35 +95,28 @@ class DRWClassifier(BaseDPClassifier):
         DP-SGD steps, instead of those of ``epochs``; None: from ``epochs``. With
         ``noise_multiplier`` given it is an upper bound.
     max_grad_norm : float, default=1.0
-        Clipping norm C > 0 of each root's gradient; the noise std is ``2 * lambda * C``
-        (replace-one moves one clipped gradient by at most 2C). Epsilon does not
-        depend on C.
+        {{max_grad_norm}}
+        Here C bounds each root's gradient; the noise std is ``2 * lambda * C``
+        (replace-one moves one clipped gradient by at most 2C).
     noise_multiplier : float, default=None
-        lambda = noise std / (2C), > 0. None calibrates lambda to ``(epsilon, delta_)``.
-        Given (the paper's mode), training runs for the most planned steps within
-        ``epsilon``, fixed before training (``n_steps_``); ignored with ``epsilon=np.inf``.
+        {{noise_multiplier}}
+        Here lambda = noise std / (2C) (the sensitivity is 2C). Given (the paper's mode),
+        training runs for the most planned steps within ``epsilon``, fixed before training
+        (``n_steps_``); ignored with ``epsilon=np.inf``.
     validation_fraction : float, "auto" or None, default="auto"
-        Hold out this fraction (in ``(0, 1)``) of the training nodes (they root no
-        subgraph) and keep the epoch with the best accuracy on them. ``"auto"``: 10% when
-        ``epsilon=inf`` (early stopping of the non-private GNN; none below 500 training
-        nodes), none when private, where an explicit fraction is refused (it would read
-        protected labels without accounting). None: no split.
+        {{validation_fraction}}
+        The held-out nodes root no subgraph.
     random_state : int, RandomState instance or None, default=None
-        Root of the streams of the walks, batches, noise, initialisation and validation
-        split, and of the prediction walks' key (``prediction_key_``). Leave None in
-        production: a known seed makes the noise reproducible.
+        {{random_state}}
+        It also seeds the prediction walks' key (``prediction_key_``).
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
-        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
-        The device used is ``device_``; it does not change the guarantee.
+        {{device}}
     verbose : bool, default=False
-        Show a progress bar with the loss and running epsilon. The printed loss is
-        computed on the private training nodes and is not covered (``privacy_`` says so).
+        {{verbose}}
     private_diagnostics : bool, default=False
-        Also keep in ``history_`` the per-epoch loss and training accuracy, computed
-        without noise on the private training nodes: not covered by the guarantee
-        (``privacy_.not_covered`` then says so). False: ``history_`` holds only the
-        stage, epoch, running epsilon and validation accuracy (where the labels are
-        public); loss and training accuracy are None.
+        {{private_diagnostics}}
+    sampler : {"drw", "drw-r", "drw-d"}, default="deprecated"
+        Former name of ``subgraph_sampler``.
 
     Attributes
     ----------
@@ -140,8 +138,8 @@ class DRWClassifier(BaseDPClassifier):
 
     Examples
     --------
-    >>> from skdpgraph import DRWClassifier
     >>> from skdpgraph.datasets import make_csbm
+    >>> from skdpgraph import DRWClassifier
     >>> data = make_csbm(n_nodes=300, random_state=0)
     >>> clf = DRWClassifier(epsilon=4.0, epochs=3, hidden_dim=16, random_state=0)
     >>> clf = clf.fit(data.nodes()[:200], data.y[:200])
@@ -151,7 +149,9 @@ class DRWClassifier(BaseDPClassifier):
 
     _parameter_constraints = {
         **DPSGD_CONSTRAINTS,
-        "sampler": [StrOptions({"drw", "drw-r", "drw-d"})],
+        "subgraph_sampler": [StrOptions({"drw", "drw-r", "drw-d"})],
+        "sampler": [StrOptions({"drw", "drw-r", "drw-d", DEPRECATED})],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
         **{name: [Interval(Integral, 1, None, closed="left")]
            for name in ("walk_length", "restarts", "resample_every", "hidden_dim")},
         "num_layers": [Interval(Integral, 1, 2, closed="both")],
@@ -160,28 +160,46 @@ class DRWClassifier(BaseDPClassifier):
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, *, epsilon=8.0, delta=None, classes=None, sampler="drw-r", walk_length=1,
-                 restarts=8, resample_every=10, batch_size=1024, num_layers=1, hidden_dim=64,
-                 conv="gcn", lr=0.01, epochs=50, max_steps=None, max_grad_norm=1.0,
-                 noise_multiplier=None, validation_fraction="auto", random_state=None,
-                 device="auto", verbose=False, private_diagnostics=False):
-        self.epsilon, self.delta, self.classes = epsilon, delta, classes
-        self.sampler, self.walk_length, self.restarts = sampler, walk_length, restarts
-        self.resample_every, self.batch_size = resample_every, batch_size
+    def __init__(self, *, epsilon=8.0, delta=None, classes=None, subgraph_sampler="drw-r",
+                 walk_length=1, restarts=8, resample_every=10, batch_size=1024,
+                 num_layers=1, hidden_dim=64, conv="gcn", dropout=0.0, lr=0.01, epochs=50,
+                 max_steps=None, max_grad_norm=1.0, noise_multiplier=None,
+                 validation_fraction="auto", random_state=None, device="auto",
+                 verbose=False, private_diagnostics=False, sampler=DEPRECATED):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.subgraph_sampler = subgraph_sampler
+        self.walk_length = walk_length
+        self.restarts = restarts
+        self.resample_every = resample_every
+        self.batch_size = batch_size
         self.num_layers = num_layers
-        self.hidden_dim, self.conv, self.lr, self.epochs = hidden_dim, conv, lr, epochs
-        self.max_steps, self.max_grad_norm = max_steps, max_grad_norm
-        self.noise_multiplier, self.random_state = noise_multiplier, random_state
+        self.hidden_dim = hidden_dim
+        self.conv = conv
+        self.dropout = dropout
+        self.lr = lr
+        self.epochs = epochs
+        self.max_steps = max_steps
+        self.max_grad_norm = max_grad_norm
+        self.noise_multiplier = noise_multiplier
         self.validation_fraction = validation_fraction
-        self.device, self.verbose = device, verbose
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
         self.private_diagnostics = private_diagnostics
+        self.sampler = sampler
 
     def _labels_public(self) -> bool:  # noise_multiplier is ignored with epsilon=inf
         return math.isinf(self.epsilon)
 
     @property
     def _restarts(self) -> int:
-        return self.restarts if self.sampler == "drw-r" else 1
+        return self.restarts if self._subgraph_sampler_ == "drw-r" else 1
+
+    def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
+        self._subgraph_sampler_ = renamed_parameter(self, "sampler", "subgraph_sampler",
+                                                    default="drw-r")
 
     def _protected_units(self, nodes: Nodes) -> int:
         return nodes.graph.num_nodes
@@ -190,8 +208,8 @@ class DRWClassifier(BaseDPClassifier):
         m = len(nodes) - self._validation_size(len(nodes))
         steps = self.max_steps or steps_for_epochs(self.epochs, m, self.batch_size)
         private = not math.isinf(self.epsilon)
-        context = (f"DRWClassifier (sampler={self.sampler!r}, steps={steps}, "
-                   f"batch_size={self.batch_size}, {m} subgraphs)")
+        context = (f"DRWClassifier (subgraph_sampler={self._subgraph_sampler_!r}, "
+                   f"steps={steps}, batch_size={self.batch_size}, {m} subgraphs)")
         plan = plan_dpsgd(epsilon=self._budget(), delta=self.delta_, sampling="without_replacement",
                           num_examples=m, batch_size=self.batch_size, steps=steps,
                           max_grad_norm=self.max_grad_norm, context=context,
@@ -210,9 +228,10 @@ class DRWClassifier(BaseDPClassifier):
                 graph.indptr, graph.indices, self.walk_length, restarts=self._restarts,
                 roots=nodes.index, generator=walks).nodes),
             torch.from_numpy(y), device=self.device_,
-            resample_every=self.resample_every if self.sampler == "drw-d" else None)
+            resample_every=self.resample_every if self._subgraph_sampler_ == "drw-d" else None)
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
-                                  conv=self.conv, num_layers=self.num_layers).to(self.device_)
+                                  conv=self.conv, num_layers=self.num_layers,
+                                  dropout=self.dropout).to(self.device_)
         result = train_dpsgd(module, examples, root_cross_entropy, plan, lr=self.lr,
                              on_epoch=best, **self._stage_options(plan, "classifier", streams))
         self.module_ = (best.restore(result.module) if best else result.module).cpu()
@@ -240,12 +259,13 @@ class DRWClassifier(BaseDPClassifier):
                 "nothing further.")
 
     def _assumptions(self, plan, nodes: Nodes) -> tuple[str, ...]:
-        draws = (plan.steps - 1) // self.resample_every + 1 if self.sampler == "drw-d" else 1
+        sampler = self._subgraph_sampler_
+        draws = (plan.steps - 1) // self.resample_every + 1 if sampler == "drw-d" else 1
         return ("graph structure and the set of training nodes are public",
-                f"{plan.num_examples} disjoint subgraphs (M, one per training node; sampler="
-                f"{self.sampler!r}, L={self.walk_length}, R={self._restarts}, {draws} draw(s)) "
-                f"depend only on the structure, the training node ids and the walk stream; "
-                f"sampling probability m/M={plan.sample_rate:.4g}")
+                f"{plan.num_examples} disjoint subgraphs (M, one per training node; "
+                f"subgraph_sampler={sampler!r}, L={self.walk_length}, R={self._restarts}, "
+                f"{draws} draw(s)) depend only on the structure, the training node ids and the "
+                f"walk stream; sampling probability m/M={plan.sample_rate:.4g}")
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
         graph, queries = nodes.graph, nodes.index

@@ -11,6 +11,7 @@ import torch
 from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
+from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.nn import (DenseSubgraphGNN, encode_nodes, logits_from_sums, root_cross_entropy,
                           root_logits)
@@ -28,6 +29,7 @@ _RELEASE = "fdp_neighbour_sums"
 _DEFAULT_STEPS = 500  # chosen on the shared datasets: doc/user_guide/defaults.rst
 
 
+@fill_doc
 class FDPClassifier(BaseDPClassifier):
     """One-layer GNN on degree-bounded stars, trained with node-level DP-SGD.
 
@@ -38,16 +40,15 @@ class FDPClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Total privacy budget of the fit, in ``(0, inf]``: sigma is calibrated so that
-        training (and, with ``private_inference``, the release of the training graph's
-        neighbour sums) is ``(epsilon, delta_)``-DP. ``np.inf`` trains the same model
-        without clipping or noise unless ``noise_multiplier`` is given.
+        {{epsilon}}
+        With ``private_inference`` this covers the release of the training graph's
+        neighbour sums too. ``np.inf`` trains the same model without clipping or noise
+        unless ``noise_multiplier`` is given.
     delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * graph.num_nodes)``:
-        every node of the graph is protected. The value used is ``delta_``.
+        {{delta}}
+        None uses ``1 / (10 * graph.num_nodes)``: every node of the graph is protected.
     classes : array-like, default=None
-        The public label set. None reads it from ``y`` and states in ``privacy_`` that it
-        is treated as public; labels outside a given set raise.
+        {{classes}}
     max_degree : int, default=1
         Degree bound K >= 1: each node feeds at most K stars, each star has at most K
         neighbours. One node then touches at most K + 1 examples, which the accountant
@@ -66,7 +67,9 @@ class FDPClassifier(BaseDPClassifier):
         Linear layers encoding each node's features before the one message-passing
         layer, at least 1. It does not change the accountant.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="tanh"
-        Activation of the network's layers. It does not change the accountant.
+        {{activation}}
+    dropout : float, default=0.0
+        {{dropout}}
     epochs : int, default=None
         Passes over the training nodes: ``epochs * ceil(n_train / batch_size)`` DP-SGD
         steps. More steps mean more noise per step at a fixed ``epsilon``. None: as many
@@ -74,16 +77,17 @@ class FDPClassifier(BaseDPClassifier):
         epochs; 10,000 nodes in batches of 4096: 167). Many small steps average the noise
         better than a few large ones (see "How the defaults were chosen" in the docs).
     lr : float, default=0.005
-        Learning rate of Adam, in ``(0, 1e30]``. It does not change the accountant.
+        {{lr}}
     batch_size : int, default=4096
         Stars per step, drawn without replacement (capped at n_train). The sampling rate
         ``batch_size / n_train`` enters the accountant, whose multi-term bound is loose at
         small rates and tight from about one half: large batches pay off.
     max_grad_norm : float, default=1.0
-        Clipping norm C > 0 of each star's gradient; the noise std is ``sigma * 2(K+1)C``.
-        Epsilon does not depend on C.
+        {{max_grad_norm}}
+        Here C bounds each star's gradient; the noise std is ``sigma * 2(K+1)C``.
     noise_multiplier : float, default=None
-        sigma, > 0; calibrated when None. If given, it is used as is (even with
+        {{noise_multiplier}}
+        Here it is sigma (the sensitivity is 2(K+1)C). If given, it is used as is (even with
         ``epsilon=np.inf``) and the fit fails, before training, when its epsilon exceeds
         ``epsilon``.
     private_inference : bool, default=False
@@ -92,27 +96,16 @@ class FDPClassifier(BaseDPClassifier):
         others in ``privacy_.releases``. False: ``predict`` reads the exact graph and
         is not covered.
     validation_fraction : float, "auto" or None, default="auto"
-        Hold out this fraction (in ``(0, 1)``) of the training nodes (they root no star)
-        and keep the epoch with the best accuracy on them. ``"auto"``: 10% for a
-        non-private fit (``epsilon=inf`` without ``noise_multiplier``: early stopping;
-        none below 500 training nodes), none when private, where an explicit fraction is
-        refused (it would read protected labels without accounting). None: no split.
+        {{validation_fraction}}
+        The held-out nodes root no star.
     random_state : int, RandomState instance or None, default=None
-        Root of independent streams for degree sampling, batches, noise, initialisation,
-        the validation split and each later release. Leave it None in production: a known
-        seed makes the noise reproducible.
+        {{random_state}}
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
-        Where to train and predict; ``"auto"`` takes CUDA when available, else the CPU.
-        The device used is ``device_``; it does not change the guarantee.
+        {{device}}
     verbose : bool, default=False
-        Show a progress bar with the loss and running epsilon. The printed loss is
-        computed on the private training nodes and is not covered (``privacy_`` says so).
+        {{verbose}}
     private_diagnostics : bool, default=False
-        Also keep in ``history_`` the per-epoch loss and training accuracy, computed
-        without noise on the private training nodes: not covered by the guarantee
-        (``privacy_.not_covered`` then says so). False: ``history_`` holds only the
-        stage, epoch, running epsilon and validation accuracy (where the labels are
-        public); loss and training accuracy are None.
+        {{private_diagnostics}}
 
     Attributes
     ----------
@@ -154,19 +147,26 @@ class FDPClassifier(BaseDPClassifier):
         "hidden_dim": [Interval(Integral, 1, None, closed="left")],
         "encoder_layers": [Interval(Integral, 1, None, closed="left")],
         "activation": [StrOptions({"relu", "selu", "tanh", "elu", "gelu"})],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
         "private_inference": ["boolean"],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, max_degree=1,
-                 degree_sampler="bernoulli", hidden_dim=32, encoder_layers=1, activation="tanh",
-                 epochs=None, lr=0.005, batch_size=4096, max_grad_norm=1.0, noise_multiplier=None,
-                 private_inference=False, validation_fraction="auto", random_state=None,
-                 device="auto", verbose=False, private_diagnostics=False):
-        self.epsilon, self.delta, self.classes = epsilon, delta, classes
-        self.max_degree, self.degree_sampler = max_degree, degree_sampler
-        self.hidden_dim, self.encoder_layers = hidden_dim, encoder_layers
+                 degree_sampler="bernoulli", hidden_dim=32, encoder_layers=1,
+                 activation="tanh", dropout=0.0, epochs=None, lr=0.005, batch_size=4096,
+                 max_grad_norm=1.0, noise_multiplier=None, private_inference=False,
+                 validation_fraction="auto", random_state=None, device="auto",
+                 verbose=False, private_diagnostics=False):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.max_degree = max_degree
+        self.degree_sampler = degree_sampler
+        self.hidden_dim = hidden_dim
+        self.encoder_layers = encoder_layers
         self.activation = activation
+        self.dropout = dropout
         self.epochs = epochs
         self.lr = lr
         self.batch_size = batch_size
@@ -209,7 +209,8 @@ class FDPClassifier(BaseDPClassifier):
                                 device=self.device_)
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
                                   conv="mean", num_layers=1, encoder_layers=self.encoder_layers,
-                                  activation=self.activation, residual=True).to(self.device_)
+                                  activation=self.activation, residual=True,
+                                  dropout=self.dropout).to(self.device_)
         result = train_dpsgd(module, examples, root_cross_entropy, plan.training, lr=self.lr,
                              on_epoch=best, **self._stage_options(plan, "classifier", streams))
         self.module_ = (best.restore(result.module) if best else result.module).cpu()

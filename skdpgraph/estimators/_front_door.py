@@ -9,6 +9,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
+from skdpgraph._validation import DP_CONSTRAINTS, StrOptions, fit_context
+
 __all__ = ["DPNodeClassifier", "UNITS"]
 
 #: What each unit protects, in the words of the estimators' reports.
@@ -148,16 +150,26 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
-    #: Edge level: features and labels are public (see :data:`UNITS`).
+    _parameter_constraints = {
+        "unit": [StrOptions(set(UNITS))],
+        **{name: DP_CONSTRAINTS[name] for name in (
+            "epsilon", "delta", "classes", "random_state", "device", "verbose")},
+    }
 
     def __init__(self, *, unit="edge", epsilon=8.0, delta=None, classes=None, random_state=None,
                  device="auto", verbose=False):
-        self.unit, self.epsilon, self.delta, self.classes = unit, epsilon, delta, classes
-        self.random_state, self.device, self.verbose = random_state, device, verbose
+        self.unit = unit
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
 
     #: As the estimators': bootstrap counts reach the chosen estimator's check.
     __metadata_request__fit = {"sample_weight": True}
 
+    @fit_context(prefer_skip_nested_validation=False)  # the chosen estimator checks its own
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "DPNodeClassifier":
         """Choose the estimator for ``unit`` and ``epsilon``, then fit it on ``(X, y)``.
 

@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
+from skdpgraph._docstrings import fill_doc, register_fragments
+
 __all__ = [
     "grr_probabilities",
     "label_transition_matrix",
@@ -29,7 +31,23 @@ __all__ = [
 
 _MAX_ENUMERATION = 1024
 
+register_fragments(
+    references_bhww24="""
+        References
+        ----------
+        .. [BHWW24] Bhaila, K., Huang, W., Wu, Y. and Wu, X. (2024). "Local
+           Differential Privacy in Graph Neural Networks: a Reconstruction
+           Approach". SIAM International Conference on Data Mining (SDM).
+           Theorem 1 (privacy claim), Eq. (5) and Theorem 2 (estimator).""",
+    references_kbr16="""
+        References
+        ----------
+        .. [KBR16] Kairouz, P., Bonawitz, K. and Ramage, D. (2016). "Discrete
+           Distribution Estimation under Local Privacy". ICML.""",
+)
 
+
+@fill_doc
 def grr_probabilities(epsilon: float, domain_size: ArrayLike) -> tuple:
     r"""Keep and flip probabilities of generalized randomized response.
 
@@ -61,10 +79,7 @@ def grr_probabilities(epsilon: float, domain_size: ArrayLike) -> tuple:
     Evaluated as :math:`p = 1/(1 + (\gamma - 1)e^{-\varepsilon})`, which is
     exact for large ``epsilon`` and gives ``p = 1, q = 0`` at ``inf``.
 
-    References
-    ----------
-    .. [KBR16] Kairouz, P., Bonawitz, K. and Ramage, D. (2016). "Discrete
-       Distribution Estimation under Local Privacy". ICML.
+    {{references_kbr16}}
 
     Examples
     --------
@@ -83,6 +98,7 @@ def grr_probabilities(epsilon: float, domain_size: ArrayLike) -> tuple:
     return p, q
 
 
+@fill_doc
 def label_transition_matrix(epsilon: float, n_classes: int) -> np.ndarray:
     r"""GRR channel matrix :math:`P[i, j] = P(\text{report } j \mid \text{true } i)`.
 
@@ -101,12 +117,7 @@ def label_transition_matrix(epsilon: float, n_classes: int) -> np.ndarray:
         frequencies are ``pi @ P`` for true frequencies ``pi``; as ``P`` is
         symmetric, ``np.linalg.solve(P, lam)`` inverts it.
 
-    References
-    ----------
-    .. [BHWW24] Bhaila, K., Huang, W., Wu, Y. and Wu, X. (2024). "Local
-       Differential Privacy in Graph Neural Networks: a Reconstruction
-       Approach". SIAM International Conference on Data Mining (SDM).
-       Theorem 1 (privacy claim), Eq. (5) and Theorem 2 (estimator).
+    {{references_bhww24}}
 
     Examples
     --------
@@ -122,6 +133,7 @@ def label_transition_matrix(epsilon: float, n_classes: int) -> np.ndarray:
     return np.full((n_classes, n_classes), q) + (p - q) * np.eye(n_classes)
 
 
+@fill_doc
 def grr_randomize(
     values: ArrayLike, domain_size: ArrayLike, epsilon: float, rng: np.random.Generator
 ) -> np.ndarray:
@@ -156,10 +168,7 @@ def grr_randomize(
     Each entry is :math:`\varepsilon`-LDP. A row of ``d`` entries is
     :math:`d\varepsilon`-LDP by composition.
 
-    References
-    ----------
-    .. [KBR16] Kairouz, P., Bonawitz, K. and Ramage, D. (2016). "Discrete
-       Distribution Estimation under Local Privacy". ICML.
+    {{references_kbr16}}
 
     Examples
     --------
@@ -186,6 +195,7 @@ def _grr_draw(values, gamma, sizes, epsilon, rng):
     return np.where(keep, values, other)
 
 
+@fill_doc
 def grr_fs_randomize(
     values: ArrayLike,
     domain_sizes: ArrayLike,
@@ -226,12 +236,7 @@ def grr_fs_randomize(
     smaller value claimed by the paper is not a bound (see
     :func:`grr_fs_paper_epsilon`).
 
-    References
-    ----------
-    .. [BHWW24] Bhaila, K., Huang, W., Wu, Y. and Wu, X. (2024). "Local
-       Differential Privacy in Graph Neural Networks: a Reconstruction
-       Approach". SIAM International Conference on Data Mining (SDM).
-       Theorem 1 (privacy claim), Eq. (5) and Theorem 2 (estimator).
+    {{references_bhww24}}
 
     Examples
     --------
@@ -257,6 +262,7 @@ def grr_fs_randomize(
     return reports
 
 
+@fill_doc
 def grr_fs_frequency_estimate(
     observed: ArrayLike,
     domain_sizes: ArrayLike,
@@ -312,12 +318,7 @@ def grr_fs_frequency_estimate(
     :math:`\lambda`, so it stays unbiased for averages of reports, e.g.
     neighbourhood means.
 
-    References
-    ----------
-    .. [BHWW24] Bhaila, K., Huang, W., Wu, Y. and Wu, X. (2024). "Local
-       Differential Privacy in Graph Neural Networks: a Reconstruction
-       Approach". SIAM International Conference on Data Mining (SDM).
-       Theorem 1 (privacy claim), Eq. (5) and Theorem 2 (estimator).
+    {{references_bhww24}}
 
     Examples
     --------
@@ -382,6 +383,7 @@ def grr_fs_estimate_columns(observed: np.ndarray, columns: np.ndarray, epsilon: 
     return observed
 
 
+@fill_doc
 def grr_fs_epsilon(n_sampled_features: int, epsilon_per_feature: float) -> float:
     r"""Tight local-DP budget of GRR-FS: :math:`m\,\varepsilon_x`.
 
@@ -400,12 +402,7 @@ def grr_fs_epsilon(n_sampled_features: int, epsilon_per_feature: float) -> float
         :math:`y = x` has likelihood ratio exactly :math:`e^{m\varepsilon_x}`
         (see :func:`grr_fs_worst_case_log_ratio`).
 
-    References
-    ----------
-    .. [BHWW24] Bhaila, K., Huang, W., Wu, Y. and Wu, X. (2024). "Local
-       Differential Privacy in Graph Neural Networks: a Reconstruction
-       Approach". SIAM International Conference on Data Mining (SDM).
-       Theorem 1 (privacy claim), Eq. (5) and Theorem 2 (estimator).
+    {{references_bhww24}}
 
     Examples
     --------
@@ -417,6 +414,7 @@ def grr_fs_epsilon(n_sampled_features: int, epsilon_per_feature: float) -> float
     return float(m * _check_epsilon(epsilon_per_feature))
 
 
+@fill_doc
 def grr_fs_paper_epsilon(
     n_features: int, n_sampled_features: int, epsilon_per_feature: float
 ) -> float:
@@ -461,12 +459,7 @@ def grr_fs_paper_epsilon(
     (:math:`\gamma = (3, 2, 4)`, :math:`m = 1`, :math:`\varepsilon_x = 1`:
     true 0.496, paper 0.453).
 
-    References
-    ----------
-    .. [BHWW24] Bhaila, K., Huang, W., Wu, Y. and Wu, X. (2024). "Local
-       Differential Privacy in Graph Neural Networks: a Reconstruction
-       Approach". SIAM International Conference on Data Mining (SDM).
-       Theorem 1 (privacy claim), Eq. (5) and Theorem 2 (estimator).
+    {{references_bhww24}}
 
     Examples
     --------
@@ -481,6 +474,7 @@ def grr_fs_paper_epsilon(
         return float(np.log1p(m / d * np.expm1(m * epsilon)))
 
 
+@fill_doc
 def grr_fs_worst_case_log_ratio(
     domain_sizes: ArrayLike,
     epsilon_per_feature: float,
@@ -523,12 +517,7 @@ def grr_fs_worst_case_log_ratio(
     :func:`grr_fs_epsilon`), larger than :func:`grr_fs_paper_epsilon` for
     :math:`m < d`.
 
-    References
-    ----------
-    .. [BHWW24] Bhaila, K., Huang, W., Wu, Y. and Wu, X. (2024). "Local
-       Differential Privacy in Graph Neural Networks: a Reconstruction
-       Approach". SIAM International Conference on Data Mining (SDM).
-       Theorem 1 (privacy claim), Eq. (5) and Theorem 2 (estimator).
+    {{references_bhww24}}
 
     Examples
     --------

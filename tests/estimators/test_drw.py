@@ -124,7 +124,7 @@ def test_batches_fixed_size_without_replacement(sampler, data, monkeypatch):
             return super().batch(index, step)
 
     monkeypatch.setattr(drw_module, "SubgraphExamples", Recording)
-    clf = DRWClassifier(sampler=sampler, epochs=3, batch_size=16, hidden_dim=8,
+    clf = DRWClassifier(subgraph_sampler=sampler, epochs=3, batch_size=16, hidden_dim=8,
                         resample_every=2, noise_multiplier=3.0, random_state=0)
     clf.fit(data.nodes()[:64], data.y[:64])
     assert len(seen) == clf.n_steps_ == 12
@@ -291,3 +291,52 @@ def test_paper_mode_plan_is_cut_before_training(data, monkeypatch):
                         hidden_dim=8, random_state=0).fit(data.nodes()[:64], data.y[:64])
     assert isinstance(plans[0], UntilBudgetPlan) and plans[0].steps == clf.n_steps_ < 500
     assert plans[0].planned_steps == 500
+
+
+def test_dropout_changes_training_and_its_default_changes_nothing(data):
+    X, y, queries = data.nodes()[:150], data.y[:150], data.nodes()[150:]
+    kw = dict(epsilon=4.0, epochs=3, hidden_dim=8, batch_size=64, random_state=0)
+    default = DRWClassifier(**kw).fit(X, y).predict_proba(queries)
+    np.testing.assert_array_equal(DRWClassifier(dropout=0.0, **kw).fit(X, y).predict_proba(
+        queries), default)
+    dropped = DRWClassifier(dropout=0.5, **kw).fit(X, y)
+    assert dropped.module_.dropout.p == 0.5 and not dropped.module_.training
+    assert not np.allclose(dropped.predict_proba(queries), default)
+    np.testing.assert_array_equal(dropped.predict_proba(queries),
+                                  dropped.predict_proba(queries))  # no dropout in predict
+
+
+@pytest.mark.parametrize("estimator", ["DRWClassifier", "FDPClassifier"])
+def test_dropout_keeps_each_subgraphs_clipped_gradient_exact(estimator, data):
+    """With dropout, the one-pass clipped sum of DP-SGD is still the sum over subgraphs of
+    each one's own gradient (under the masks drawn for it) clipped to C: the masks are drawn
+    per entry, so no subgraph's output depends on another's."""
+    import skdpgraph
+    from skdpgraph._clipped_sum import ClippedSumModule
+
+    module = getattr(skdpgraph, estimator)(dropout=0.5, epochs=1, hidden_dim=8, batch_size=64,
+                                           epsilon=4.0, random_state=0).fit(
+        data.nodes()[:100], data.y[:100]).module_.train()
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(6, 4, 8, generator=g)
+    adj = (torch.rand(6, 4, 4, generator=g) < 0.5).float() * (1 - torch.eye(4))
+    mask, y = torch.ones(6, 4), torch.randint(0, 3, (6,), generator=g)
+    assert module.dropout.p == 0.5
+    params = [p for p in module.parameters() if p.requires_grad]
+    torch.manual_seed(1)  # the dropout masks
+    losses = torch.nn.functional.cross_entropy(module(x, adj, mask), y, reduction="none")
+    expected = [torch.zeros_like(p) for p in params]
+    for i in range(6):
+        grads = torch.autograd.grad(losses[i], params, retain_graph=True, allow_unused=True)
+        grads = [torch.zeros_like(p) if d is None else d for d, p in zip(grads, params)]
+        factor = min(1.0, 0.05 / (float(torch.cat([d.flatten() for d in grads]).norm()) + 1e-6))
+        expected = [e + factor * d for e, d in zip(expected, grads)]
+    wrapped = ClippedSumModule(module, 0.05)
+    torch.manual_seed(1)  # the same masks
+    wrapped.clipped_sum(torch.nn.functional.cross_entropy(wrapped(x, adj, mask), y,
+                                                          reduction="none"))
+    for got, want in zip((p.grad for p in params), expected):
+        torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
+    torch.manual_seed(2)  # other masks: another gradient, so dropout is active
+    other = torch.nn.functional.cross_entropy(module(x, adj, mask), y, reduction="none")
+    assert not torch.allclose(other, losses)

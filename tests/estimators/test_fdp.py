@@ -282,3 +282,15 @@ def test_report_states_the_accountants_relation(data):
     assert any("data-dependent" in a and "degree-bounded stars taken as the input" in a
                for a in clf.privacy_.assumptions)
     assert any("number of training nodes" in a for a in clf.privacy_.assumptions)
+
+
+def test_dropout_changes_training_and_its_default_changes_nothing(data):
+    X, y, queries = data.graph.nodes()[:200], data.y[:200], data.graph.nodes()[200:]
+    default = FDPClassifier(**FAST).fit(X, y).predict_proba(queries)
+    np.testing.assert_array_equal(FDPClassifier(dropout=0.0, **FAST).fit(X, y).predict_proba(
+        queries), default)
+    dropped = FDPClassifier(dropout=0.5, **FAST).fit(X, y)
+    assert dropped.module_.dropout.p == 0.5 and not dropped.module_.training
+    assert not np.allclose(dropped.predict_proba(queries), default)
+    np.testing.assert_array_equal(dropped.predict_proba(queries),
+                                  dropped.predict_proba(queries))  # no dropout in predict

@@ -64,7 +64,8 @@ def test_a_failed_fit_leaves_it_unfitted(data):
         clf.predict(data.nodes()[200:])
     with pytest.raises(NotFittedError):
         clf.privacy_  # noqa: B018
-    with pytest.raises(ValueError, match=r"unit must be one of .*'street'"):
+    with pytest.raises(ValueError, match=r"'unit' parameter of DPNodeClassifier must be .*"
+                                         r"Got 'street'"):
         DPNodeClassifier(unit="street").fit(data.nodes()[:200], data.y[:200])
 
 

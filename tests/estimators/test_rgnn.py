@@ -8,6 +8,7 @@ import torch
 from sklearn import config_context
 
 import skdpgraph.estimators._rgnn as rgnn_module
+import skdpgraph.estimators._rgnn_labels as labels_module
 import skdpgraph.preprocessing._randomizers as randomizers_module
 import skdpgraph.privacy._local as local_module
 from skdpgraph import Graph, PrivacyBudgetError, RGNNClassifier
@@ -17,7 +18,7 @@ from skdpgraph.preprocessing import (CategoricalFeatureEncoder, GRRFeatureRandom
 from skdpgraph.privacy import grr_fs_paper_epsilon
 from tests._replay import Replay, kept_integers
 
-FAST = dict(epochs=15, feature_hops=4, label_hops=2, n_clusters=8)
+FAST = dict(epochs=15, feature_hops=4, label_hops=2, num_clusters=8)
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +32,10 @@ def binary_data():
 
 def test_epsilon_and_report(binary_data):
     graph, y, train = binary_data
-    clf = RGNNClassifier(epsilon=5.0, epsilon_labels=2.0, n_sampled_features=6,
+    clf = RGNNClassifier(epsilon=5.0, epsilon_labels=2.0, num_sampled_features=6,
                          feature_group_size=4, random_state=0, **FAST).fit(graph.nodes(train),
                                                                            y[train])
-    assert clf.n_sampled_features_ == 6 and clf.domain_sizes_.tolist() == [2] * 10
+    assert clf.num_sampled_features_ == 6 and clf.domain_sizes_.tolist() == [2] * 10
     assert clf.epsilon_per_feature_ == pytest.approx(0.5)  # the rest, (5 - 2) / 6
     assert clf.epsilon_spent_ == pytest.approx(6 * 0.5 + 2.0)
     assert clf.delta_ == 0.0 and clf.privacy_.epsilon == clf.epsilon_spent_
@@ -46,10 +47,10 @@ def test_epsilon_and_report(binary_data):
 
 def test_m_is_capped_at_the_number_of_features(binary_data):
     graph, y, train = binary_data
-    clf = RGNNClassifier(n_sampled_features=100, feature_group_size=10, random_state=0,
+    clf = RGNNClassifier(num_sampled_features=100, feature_group_size=10, random_state=0,
                          **FAST).fit(graph.nodes(train), y[train])
     # the split uses the capped m: the features' 10/13 of epsilon go to 4 features
-    assert clf.n_sampled_features_ == 4 and clf.epsilon_spent_ == pytest.approx(13.0)
+    assert clf.num_sampled_features_ == 4 and clf.epsilon_spent_ == pytest.approx(13.0)
     assert (clf.epsilon_per_feature_, clf.epsilon_labels_) == pytest.approx((10 / 4, 3.0))
 
 
@@ -58,7 +59,7 @@ def test_randomize_false_on_prerandomised_data_gives_the_same_model(binary_data,
     # With "auto" the rounds are chosen on held-out reports: the server, which holds only
     # the reports, makes the same choice as the simulated fit.
     graph, y, train = binary_data
-    params = dict(epsilon=6.0, epsilon_labels=1.0, n_sampled_features=5,  # eps_x = 1
+    params = dict(epsilon=6.0, epsilon_labels=1.0, num_sampled_features=5,  # eps_x = 1
                   random_state=7, **{**FAST, "label_hops": label_hops})
     direct = RGNNClassifier(feature_group_size=2, **params).fit(graph.nodes(train), y[train])
     # The clients, with the same seed:
@@ -137,7 +138,7 @@ def test_release_on_a_new_graph_is_recorded_with_fresh_reports(binary_data, monk
     monkeypatch.setattr(randomizers_module, "grr_fs_randomize",
                         lambda *a: reports.append(original(*a)) or reports[-1])
     clf = RGNNClassifier(epsilon=7.0, epsilon_per_feature=1.0, random_state=0,
-                         n_sampled_features=4, **FAST).fit(graph.nodes(train), y[train])
+                         num_sampled_features=4, **FAST).fit(graph.nodes(train), y[train])
     assert len(reports) == 1 and clf.privacy_.releases == ()
     clf.predict(Graph(graph.edge_index, graph.x).nodes())  # identical copy: cached
     assert len(reports) == 1 and clf.privacy_.releases == ()
@@ -214,7 +215,7 @@ def test_plan_checked_against_both_budgets_before_the_clients_randomise(binary_d
     monkeypatch.setattr(randomizers_module, "grr_fs_randomize", randomise)
     monkeypatch.setattr(local_module, "grr_fs_epsilon", lambda m, eps: (m + 1) * eps)
     with pytest.raises(PrivacyBudgetError, match="more than the budget"):
-        RGNNClassifier(n_sampled_features=3, **FAST).fit(graph.nodes(train), y[train])
+        RGNNClassifier(num_sampled_features=3, **FAST).fit(graph.nodes(train), y[train])
 
 
 def test_no_kept_integer_replays_training(binary_data):
@@ -272,8 +273,8 @@ def test_label_losses_see_the_same_reports_and_train_differently(binary_data, mo
         seen.setdefault(kwargs["stage"], []).append((np.asarray(args[4]), kwargs["transition"]))
         return original(*args, **kwargs)
 
-    original = rgnn_module.train_llp_gnn
-    monkeypatch.setattr(rgnn_module, "train_llp_gnn", spy)
+    original = labels_module.train_llp_gnn
+    monkeypatch.setattr(labels_module, "train_llp_gnn", spy)
     probas = {}
     for loss in ("forward", "reconstructed"):
         seen.clear()
@@ -449,13 +450,13 @@ def test_sage_reads_the_csr_adjacency_as_it_reads_the_edge_list(monkeypatch):
     torch.manual_seed(0)
     gnn = GNN(5, 8, 3, conv="sage", dropout=0.0)
     outputs, grads = [], []
-    for structure in (rgnn_module._structure(graph, "sage"), torch.tensor(graph.edge_index)):
+    for structure in (rgnn_module.gnn_structure(graph, "sage"), torch.tensor(graph.edge_index)):
         gnn.zero_grad()
         out = gnn(x, structure)
         out.square().sum().backward()
         outputs.append(out.detach())
         grads.append([p.grad.clone() for p in gnn.parameters()])
-    assert isinstance(rgnn_module._structure(graph, "sage"), InNeighbourMean)
+    assert isinstance(rgnn_module.gnn_structure(graph, "sage"), InNeighbourMean)
     torch.testing.assert_close(outputs[0], outputs[1], rtol=1e-6, atol=1e-6)
     for a, b in zip(*grads):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
@@ -463,7 +464,7 @@ def test_sage_reads_the_csr_adjacency_as_it_reads_the_edge_list(monkeypatch):
     data = make_csbm(n_nodes=300, random_state=1)
     kw = dict(feature_type="continuous", random_state=0, **FAST)
     fitted = [RGNNClassifier(**kw).fit(data.nodes()[:150], data.y[:150])]
-    monkeypatch.setattr(rgnn_module, "_structure", lambda g, conv: torch.tensor(g.edge_index))
+    monkeypatch.setattr(rgnn_module, "gnn_structure", lambda g, conv: torch.tensor(g.edge_index))
     fitted.append(RGNNClassifier(**kw).fit(data.nodes()[:150], data.y[:150]))
     np.testing.assert_allclose(*(c.predict_proba(data.nodes()) for c in fitted), atol=1e-4)
 
@@ -545,10 +546,10 @@ def test_two_standard_errors_decide_the_label_hops():
     # scipy's one-sample t statistic is mean / (std(ddof=1) / sqrt(n)): the same number.
     from scipy import stats
     t = stats.ttest_1samp(gain, 0.0).statistic
-    assert rgnn_module._clearly_ahead(gain) == (t > 2)
-    assert rgnn_module._clearly_ahead(np.ones(5) * 0.5 + np.arange(5) * 0.01)
-    assert not rgnn_module._clearly_ahead(np.array([1.0, -1.0] * 20))
-    assert not rgnn_module._clearly_ahead(np.array([1.0]))  # one node proves nothing
+    assert labels_module._clearly_ahead(gain) == (t > 2)
+    assert labels_module._clearly_ahead(np.ones(5) * 0.5 + np.arange(5) * 0.01)
+    assert not labels_module._clearly_ahead(np.array([1.0, -1.0] * 20))
+    assert not labels_module._clearly_ahead(np.array([1.0]))  # one node proves nothing
 
 
 def _label_means_seen(monkeypatch, split=None):
@@ -556,18 +557,18 @@ def _label_means_seen(monkeypatch, split=None):
     whose reports fed each call of the label means."""
     data, train, _ = _heterophilous_data()
     fed, held_out = [], []
-    means = rgnn_module.reconstruct_labels
-    monkeypatch.setattr(rgnn_module, "reconstruct_labels",
+    means = labels_module.reconstruct_labels
+    monkeypatch.setattr(labels_module, "reconstruct_labels",
                         lambda op, index, *a: fed.append(set(index.tolist())) or means(
                             op, index, *a))
-    original_split = split or rgnn_module.holdout_split
+    original_split = split or labels_module.holdout_split
 
     def recording_split(n, fraction, rng):
         kept, held = original_split(n, fraction, rng)
         if fraction == 0.2:
             held_out.append(set(train[held].tolist()))
         return kept, held
-    monkeypatch.setattr(rgnn_module, "holdout_split", recording_split)
+    monkeypatch.setattr(labels_module, "holdout_split", recording_split)
     RGNNClassifier(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=5,
                    feature_type="continuous", random_state=1).fit(data.nodes()[train],
                                                                   data.y[train])
@@ -595,18 +596,45 @@ def test_held_out_check_catches_a_split_that_keeps_the_held_nodes(monkeypatch):
 def test_auto_label_hops_otherwise_take_the_rounds_the_held_out_reports_pick(monkeypatch):
     data, train, _ = _heterophilous_data()
     picked = []
-    original = rgnn_module.held_out_label_hops
-    monkeypatch.setattr(rgnn_module, "_clearly_ahead", lambda gain: False)
+    original = labels_module.held_out_label_hops
+    monkeypatch.setattr(labels_module, "_clearly_ahead", lambda gain: False)
     averaged_and_scored = []
 
     def recording(operator, train_index, labels, held_index, *rest):
         averaged_and_scored.append((set(train_index.tolist()), set(held_index.tolist())))
         picked.append(original(operator, train_index, labels, held_index, *rest))
         return picked[-1]
-    monkeypatch.setattr(rgnn_module, "held_out_label_hops", recording)
+    monkeypatch.setattr(labels_module, "held_out_label_hops", recording)
     clf = RGNNClassifier(epsilon=np.inf, epsilon_labels=2.0, ensemble_size=1, epochs=5,
                          feature_type="continuous", random_state=1).fit(data.nodes()[train],
                                                                         data.y[train])
     assert len(picked) == 1 and clf.label_hops_ == picked[0] >= 1
     averaged, scored = averaged_and_scored[0]
     assert len(scored) == 100 and not averaged & scored  # a report is averaged or scored
+
+
+def test_validation_fraction_splits_the_reports_as_every_estimator_splits_its_nodes():
+    from skdpgraph._random import RandomStreams
+
+    auto = RGNNClassifier(validation_fraction="auto")
+    assert (auto._validation_size(600), auto._validation_size(499)) == (60, 0)
+    # Rounded up, and allowed at a finite epsilon: the labels it reads are reports.
+    assert RGNNClassifier(epsilon=4.0, validation_fraction=0.25)._validation_size(30) == 8
+    y = np.array([0] * 90 + [1] * 10)
+    train, val = RGNNClassifier(validation_fraction=0.2)._validation_split(y, RandomStreams(0))
+    assert np.bincount(y[val]).tolist() == [18, 2]  # stratified
+    assert sorted(np.concatenate([train, val]).tolist()) == list(range(100))
+
+
+def test_a_private_fit_holds_out_the_rounded_up_fraction_of_its_reports(binary_data, monkeypatch):
+    graph, y, train = binary_data
+    held = []
+    original = labels_module.train_llp_gnn
+
+    def spy(*args, **kwargs):
+        held.append(len(kwargs["val_index"]))
+        return original(*args, **kwargs)
+    monkeypatch.setattr(labels_module, "train_llp_gnn", spy)
+    RGNNClassifier(validation_fraction=0.33, ensemble_size=1, random_state=0,
+                   **{**FAST, "epochs": 2, "label_hops": 0}).fit(graph.nodes(train), y[train])
+    assert held == [66]  # ceil(0.33 * 200)
