@@ -28,8 +28,8 @@ LAYERS: list[set[str]] = [
     {"nn"},
     {"training", "_clipped_sum"},
     {"estimators"},
-    {"model_selection", "parallel", "_pipeline"},
-    {"cli", "_cli", "_cli_commands", "_cli_files", "_cli_tables"},
+    {"model_selection", "parallel", "_pipeline", "_discovery"},
+    {"cli"},
     {"__init__"},
 ]
 
