@@ -9,7 +9,6 @@ line, the demo, the benchmarks and the tests read the estimators from here.
 from __future__ import annotations
 
 import importlib
-import inspect
 
 __all__ = ["all_estimators", "command_name", "estimator_names"]
 
@@ -55,6 +54,8 @@ def all_estimators() -> list[tuple[str, type]]:
     ['DPMLPClassifier', 'DPNodeClassifier', 'DRWClassifier', 'FDPClassifier',
      'GAPClassifier', 'ProGAPClassifier', 'RGNNClassifier']
     """
+    import inspect  # here, not at the top: the command line's help reads only the names
+
     package = importlib.import_module("skdpgraph.estimators")
     base, front_door = package.BaseDPClassifier, package.DPNodeClassifier
     found = []

@@ -6,19 +6,11 @@ import argparse
 import math
 import time
 
-from skdpgraph.cli._demo_estimators import demo_estimators
-
 __all__ = ["add_demo_parser"]
 
 
 def add_demo_parser(subparsers) -> None:
-    """Register ``skdpgraph demo``.
-
-    Parameters
-    ----------
-    subparsers : argparse subparsers action
-        The ``skdpgraph`` commands.
-    """
+    """Register ``skdpgraph demo``."""
     parser = subparsers.add_parser(
         "demo",
         help="train every registered estimator on the built-in synthetic graph",
@@ -39,6 +31,7 @@ def add_demo_parser(subparsers) -> None:
 def _run_demo(args):
     from sklearn.model_selection import train_test_split
 
+    from skdpgraph.cli._demo_estimators import demo_estimators
     from skdpgraph.datasets import make_csbm
 
     estimators = demo_estimators()

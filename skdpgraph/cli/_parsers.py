@@ -8,10 +8,43 @@ without importing them, so that ``--help`` does not load torch.
 
 from __future__ import annotations
 
+import importlib
+
 from skdpgraph._discovery import command_name, estimator_names
-from skdpgraph.cli._commands import run_evaluate, run_fit, run_predict
 
 __all__ = ["add_evaluate_parser", "add_fit_parser", "add_predict_parser"]
+
+
+#: Each command's one-line help and description.
+_TEXTS = {
+    "fit": (
+        "train an estimator on CSV node and edge tables",
+        "Train on the labelled rows of the node table (or those a split column "
+        "or an id list selects), save the model with joblib and print its privacy "
+        "report. Rows with an empty label are unlabelled nodes: part of the graph, "
+        "never trained on. Output paths are checked before training."),
+    "predict": (
+        "predict the unlabelled nodes of CSV tables with a saved model",
+        "Predict the unlabelled rows (or, with --all, every row) of the tables "
+        "with a model saved by skdpgraph fit, and write id, prediction and class "
+        "probabilities to a CSV. A release the prediction makes is saved in the "
+        "model file before the CSV is written; on the training tables, "
+        "--fitted-graph reuses the releases paid for in fit instead."),
+    "evaluate": (
+        "accuracy of a saved model on the nodes you name",
+        "Accuracy of a model saved by skdpgraph fit on the labelled rows that "
+        "--split-column or --ids selects. It never scores every labelled row "
+        "unless told to (--all-labelled): those include the training nodes. A "
+        "release the scoring makes is saved in the model file; on the training "
+        "tables, --fitted-graph reuses the releases paid for in fit instead."),
+}
+
+
+def _command(name: str):
+    """The ``func`` of a command: ``skdpgraph.cli._commands.<name>``, imported when it runs."""
+    def run(args) -> int:
+        return getattr(importlib.import_module("skdpgraph.cli._commands"), name)(args)
+    return run
 
 
 def _estimator_choices() -> dict[str, str]:
@@ -19,11 +52,12 @@ def _estimator_choices() -> dict[str, str]:
     return {command_name(name): name for name in estimator_names()}
 
 
-def _add_command(subparsers, name: str, run, *, help: str, description: str):
-    """A command's parser with the ``tables`` options; ``run`` is its ``func``."""
+def _add_command(subparsers, name: str):
+    """The parser of command ``name`` with the ``tables`` options, and its ``func``."""
+    help, description = _TEXTS[name]
     parser = subparsers.add_parser(name, help=help, description=description)
     add_table_arguments(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=_command(f"run_{name}"))
     return parser
 
 
@@ -51,19 +85,8 @@ def _add_common_arguments(parser, *, report_for: str) -> None:
 
 
 def add_fit_parser(subparsers) -> None:
-    """Register ``skdpgraph fit``.
-
-    Parameters
-    ----------
-    subparsers : argparse subparsers action
-        The ``skdpgraph`` commands.
-    """
-    parser = _add_command(
-        subparsers, "fit", run_fit, help="train an estimator on CSV node and edge tables",
-        description="Train on the labelled rows of the node table (or those a split column "
-                    "or an id list selects), save the model with joblib and print its privacy "
-                    "report. Rows with an empty label are unlabelled nodes: part of the graph, "
-                    "never trained on. Output paths are checked before training.")
+    """Register ``skdpgraph fit``."""
+    parser = _add_command(subparsers, "fit")
     add_selection_arguments(parser, default_value="train", purpose="train on (default: all)")
     choices = _estimator_choices()
     parser.add_argument("--estimator", required=True, type=str.lower,
@@ -86,42 +109,16 @@ def add_fit_parser(subparsers) -> None:
 
 
 def add_predict_parser(subparsers) -> None:
-    """Register ``skdpgraph predict``.
-
-    Parameters
-    ----------
-    subparsers : argparse subparsers action
-        The ``skdpgraph`` commands.
-    """
-    parser = _add_command(
-        subparsers, "predict", run_predict,
-        help="predict the unlabelled nodes of CSV tables with a saved model",
-        description="Predict the unlabelled rows (or, with --all, every row) of the tables "
-                    "with a model saved by skdpgraph fit, and write id, prediction and class "
-                    "probabilities to a CSV. A release the prediction makes is saved in the "
-                    "model file before the CSV is written; on the training tables, "
-                    "--fitted-graph reuses the releases paid for in fit instead.")
+    """Register ``skdpgraph predict``."""
+    parser = _add_command(subparsers, "predict")
     parser.add_argument("--output", required=True, metavar="CSV", help="predictions CSV to write")
     parser.add_argument("--all", action="store_true", help="predict every row, labelled or not")
     _add_model_file_arguments(parser, report_for="with any release this prediction makes")
 
 
 def add_evaluate_parser(subparsers) -> None:
-    """Register ``skdpgraph evaluate``.
-
-    Parameters
-    ----------
-    subparsers : argparse subparsers action
-        The ``skdpgraph`` commands.
-    """
-    parser = _add_command(
-        subparsers, "evaluate", run_evaluate,
-        help="accuracy of a saved model on the nodes you name",
-        description="Accuracy of a model saved by skdpgraph fit on the labelled rows that "
-                    "--split-column or --ids selects. It never scores every labelled row "
-                    "unless told to (--all-labelled): those include the training nodes. A "
-                    "release the scoring makes is saved in the model file; on the training "
-                    "tables, --fitted-graph reuses the releases paid for in fit instead.")
+    """Register ``skdpgraph evaluate``."""
+    parser = _add_command(subparsers, "evaluate")
     add_selection_arguments(parser, default_value="test", purpose="score (required)")
     parser.add_argument("--all-labelled", action="store_true",
                         help="score every labelled row (only for tables without training "
