@@ -20,7 +20,7 @@ MAX_CLASS_LINES = 300
 #: units of its own layer or of lower ones only.
 LAYERS: list[set[str]] = [
     {"exceptions", "_lazy", "_random", "_progress", "_deprecation", "_docstrings"},
-    {"graph", "_graph_tables"},
+    {"graph", "_graph_tables", "_graph_converters"},
     {"_validation", "datasets"},
     {"sampling"},
     {"privacy"},
