@@ -69,6 +69,20 @@ def neg_epsilon_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
     later is missed. :func:`privacy_scoring` computes the score first and reads the total
     after it, whatever the order; use it rather than this scorer in a dict.
 
+    Parameters
+    ----------
+    estimator : fitted skdpgraph estimator
+        The estimator scored.
+    X : object, default=None
+        Ignored.
+    y : object, default=None
+        Ignored.
+
+    Returns
+    -------
+    score : float
+        Minus the epsilon spent so far.
+
     Examples
     --------
     >>> from skdpgraph.model_selection import neg_epsilon_spent
@@ -81,8 +95,24 @@ def neg_epsilon_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
 
 
 def neg_delta_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
-    """Scorer: minus the fitted estimator's ``privacy_.total_delta`` (see
-    :func:`neg_epsilon_spent` for what it sees)."""
+    """Scorer: minus the fitted estimator's ``privacy_.total_delta``.
+
+    See :func:`neg_epsilon_spent` for what it sees.
+
+    Parameters
+    ----------
+    estimator : fitted skdpgraph estimator
+        The estimator scored.
+    X : object, default=None
+        Ignored.
+    y : object, default=None
+        Ignored.
+
+    Returns
+    -------
+    score : float
+        Minus the delta spent so far.
+    """
     return -spent_so_far(estimator)[1]
 
 
