@@ -73,9 +73,9 @@ def star_rows(graph: Graph, roots: np.ndarray, max_degree: int, rng: np.random.G
               method: str = "bernoulli") -> sp.csr_matrix:
     """Degree-bounded stars as rows: at most K kept in-neighbours per root.
 
-    Each node is in at most K rows. :func:`~skdpgraph.sampling.bound_star_membership` caps how many roots each node
-    feeds, then :func:`star_members` keeps at most ``K`` neighbours per root. Both are
-    data dependent (see their Notes).
+    Each node is in at most K rows. :func:`~skdpgraph.sampling.bound_star_membership`
+    caps how many roots each node feeds, then :func:`star_members` keeps at most ``K``
+    neighbours per root. Both are data dependent (see their Notes).
 
     Parameters
     ----------
