@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.graph import Graph
 from skdpgraph.preprocessing._randomizers import feature_reports
 from skdpgraph.preprocessing._sparse import torch_csr
@@ -379,6 +380,18 @@ def _debias(frequencies: np.ndarray, epsilon: float, n_classes: int) -> np.ndarr
     return np.divide(pi, total, out=np.full_like(pi, 1.0 / n_classes), where=total > 0)
 
 
+register_fragments(label_reports="""
+    operator : sparse matrix of shape (n, n)
+        From :func:`mean_propagation_operator`.
+    train_index : ndarray of int of shape (n_train,)
+        The nodes that reported a label.
+    noisy_labels : ndarray of int of shape (n_train,)
+        Their GRR reports.
+    n_classes : int
+        The number of classes.""")
+
+
+@fill_doc
 def noisy_label_means(operator: sp.csr_matrix, train_index: np.ndarray,
                       noisy_labels: np.ndarray, n_classes: int, hops: int) -> np.ndarray:
     r"""Compute the frequencies of the noisy labels around each training node.
@@ -393,14 +406,7 @@ def noisy_label_means(operator: sp.csr_matrix, train_index: np.ndarray,
 
     Parameters
     ----------
-    operator : sparse matrix of shape (n, n)
-        From :func:`mean_propagation_operator`.
-    train_index : ndarray of int of shape (n_train,)
-        The nodes that reported a label.
-    noisy_labels : ndarray of int of shape (n_train,)
-        Their GRR reports.
-    n_classes : int
-        The number of classes.
+    {{label_reports}}
     hops : int
         :math:`K_y` (0: the one-hot of each node's own report).
 
@@ -483,6 +489,7 @@ def held_out_label_hops(operator: sp.csr_matrix, train_index: np.ndarray,
     return best
 
 
+@fill_doc
 def reconstruct_labels(operator: sp.csr_matrix, train_index: np.ndarray,
                        noisy_labels: np.ndarray, n_classes: int, epsilon: float,
                        hops: int) -> np.ndarray:
@@ -493,14 +500,7 @@ def reconstruct_labels(operator: sp.csr_matrix, train_index: np.ndarray,
 
     Parameters
     ----------
-    operator : sparse matrix of shape (n, n)
-        From :func:`mean_propagation_operator`.
-    train_index : ndarray of int of shape (n_train,)
-        The nodes that reported a label.
-    noisy_labels : ndarray of int of shape (n_train,)
-        Their GRR reports.
-    n_classes : int
-        The number of classes.
+    {{label_reports}}
     epsilon : float
         The labels' GRR budget.
     hops : int

@@ -25,6 +25,8 @@ from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
+from skdpgraph._docstrings import fill_doc, register_fragments
+
 __all__ = [
     "DEFAULT_ORDERS",
     "FINE_ORDERS",
@@ -154,6 +156,14 @@ def without_replacement_dpsgd_event(noise_multiplier: float, num_examples: int,
     return dp_event.SelfComposedDpEvent(step, steps)
 
 
+register_fragments(relation_and_orders="""
+    relation : NeighboringRelation, default=ADD_OR_REMOVE
+        The neighbouring relation the guarantee is stated for.
+    orders : ndarray, default=DEFAULT_ORDERS
+        The RDP orders.""")
+
+
+@fill_doc
 def compute_rdp(event: dp_event.DpEvent, *, relation: NeighboringRelation = ADD_OR_REMOVE,
                 orders: np.ndarray = DEFAULT_ORDERS) -> np.ndarray:
     """RDP curve of ``event`` on ``orders`` from dp-accounting's RDP accountant.
@@ -162,10 +172,7 @@ def compute_rdp(event: dp_event.DpEvent, *, relation: NeighboringRelation = ADD_
     ----------
     event : dp_accounting.DpEvent
         The mechanism.
-    relation : NeighboringRelation, default=ADD_OR_REMOVE
-        The neighbouring relation the guarantee is stated for.
-    orders : ndarray, default=DEFAULT_ORDERS
-        The RDP orders.
+    {{relation_and_orders}}
 
     Returns
     -------
@@ -209,6 +216,7 @@ def epsilon_from_rdp(rdp: np.ndarray, delta: float, *,
     return float(epsilon)
 
 
+@fill_doc
 def compute_epsilon(event: dp_event.DpEvent, delta: float, *,
                     relation: NeighboringRelation = ADD_OR_REMOVE,
                     orders: np.ndarray = DEFAULT_ORDERS) -> float:
@@ -220,10 +228,7 @@ def compute_epsilon(event: dp_event.DpEvent, delta: float, *,
         The mechanism.
     delta : float
         The target delta.
-    relation : NeighboringRelation, default=ADD_OR_REMOVE
-        The neighbouring relation the guarantee is stated for.
-    orders : ndarray, default=DEFAULT_ORDERS
-        The RDP orders.
+    {{relation_and_orders}}
 
     Returns
     -------
