@@ -25,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+#: One-off studies, each in its folder with the records it wrote.
+STUDIES = ROOT / "benchmarks" / "studies"
 INC = ROOT / "doc" / "user_guide" / "results_numbers.inc"
 README = ROOT / "README.md"
 README_BEGIN = "<!-- results-table: written by benchmarks/doc_numbers.py -->"
@@ -77,8 +79,10 @@ def utility(dataset: str, estimator: str, epsilon: float) -> tuple[float, float]
 # --- sweep records (*.jsonl, one configuration a line) ------------------------------------
 
 @lru_cache(maxsize=None)
-def _lines(name: str) -> tuple:
-    return tuple(json.loads(line) for line in (RESULTS / name).read_text().splitlines()
+def _lines(name: str | Path) -> tuple:
+    """The records of a ``*.jsonl`` file: a name in ``results/``, or a study's path."""
+    path = name if isinstance(name, Path) else RESULTS / name
+    return tuple(json.loads(line) for line in path.read_text().splitlines()
                  if line.strip())
 
 
@@ -103,7 +107,7 @@ def sweep(name: str, dataset: str, epsilon: float, config: dict | None = None,
 
 def combiner(dataset: str, part: str) -> tuple[float, float]:
     """``vote_combiner.py``'s record: ``part`` is ``rule``, ``learned`` or ``encoder``."""
-    record = next(r for r in _lines("vote-combiner-gap-node-eps8.jsonl")
+    record = next(r for r in _lines(STUDIES / "gap_vote" / "vote-combiner-gap-node-eps8.jsonl")
                   if r["dataset"] == dataset)
     return record[part]["mean"], record[part]["std"]
 
@@ -135,7 +139,8 @@ def default_delta_cost() -> dict[str, str]:
     """``default_delta_cost.py``'s records: noise and accuracy under each default-delta rule."""
     out, drops = {}, {}
     for dataset, short in (("amazon_photo", "p"), ("amazon_computers", "c")):
-        records = json.loads((RESULTS / f"default-delta-cost-{dataset}.json").read_text())
+        path = STUDIES / "default_delta" / f"default-delta-cost-{dataset}.json"
+        records = json.loads(path.read_text())
         for epsilon in sorted({r["epsilon"] for r in records}):
             means = {}
             for rule, tag in (("1/(10 E)", "e"), ("1/(10 P)", "p")):
@@ -163,7 +168,7 @@ def in_degree_accuracy() -> dict[str, str]:
     out, means = {}, {}
     for dataset in ("amazon_photo", "facebook"):
         cells = {}
-        for r in _lines(f"in-degree-default-{dataset}.jsonl"):
+        for r in _lines(STUDIES / "in_degree" / f"in-degree-default-{dataset}.jsonl"):
             bound = r["params"].get("max_in_degree", "-")
             key = (r["estimator"], r["epsilon"], "none" if bound is None else bound)
             cells.setdefault(key, {}).setdefault(r["seed"], []).append(r["test_accuracy"])
@@ -172,7 +177,8 @@ def in_degree_accuracy() -> dict[str, str]:
                 "" if bound == "-" else f"-{bound}")
             means[label] = 100 * sum(sum(v) / len(v) for v in seeds.values()) / len(seeds)
             out[label] = fmt(means[label])
-        minutes = sum(r["fit_seconds"] for r in _lines(f"in-degree-default-{dataset}.jsonl"))
+        path = STUDIES / "in_degree" / f"in-degree-default-{dataset}.jsonl"
+        minutes = sum(r["fit_seconds"] for r in _lines(path))
         out[f"indeg-{dataset}-fit-minutes"] = f"{minutes / 60:.0f}"
 
     def drops(dataset, estimator, epsilons, bounds):
@@ -218,7 +224,7 @@ def in_degree_epsilons() -> dict[str, str]:
     from skdpgraph.datasets import make_csbm
     from skdpgraph.model_selection._planned import checked_plan
 
-    record = _lines("in-degree-default-amazon_photo.jsonl")[0]
+    record = _lines(STUDIES / "in_degree" / "in-degree-default-amazon_photo.jsonl")[0]
     n_train = record["n_train"]
     graph = make_csbm(n_nodes=7650, n_classes=8, n_features=8, avg_degree=2, random_state=0)
     train = np.arange(n_train)
@@ -239,10 +245,10 @@ def calibration_seconds() -> dict[str, str]:
     ``-full`` records calibrated by a search over the whole order grid."""
     out = {}
     for tag, suffix in (("", "-order-search"), ("-full", "-full-order-grid")):
+        paths = [STUDIES / "calibration" / f"calibration-{dataset}{suffix}.json"
+                 for dataset in ("cora", "amazon_computers")]
         seconds = [row["calibration_seconds"]
-                   for dataset in ("cora", "amazon_computers")
-                   for row in json.loads((RESULTS / f"calibration-{dataset}{suffix}.json")
-                                         .read_text())["rows"]
+                   for path in paths for row in json.loads(path.read_text())["rows"]
                    if row["estimator"] in ("dpmlp", "gap-ndp", "progap-ndp", "drw")]
         digits = 2 if not tag else 1
         out[f"calibration{tag}-fastest"] = f"{min(seconds):.{digits}f}"
@@ -328,7 +334,8 @@ def rgnn_accounting_numbers() -> dict[str, str]:
         "grr-cora-01": f"**{grr_fs_epsilon(10, 0.1):.1f}**",
         "grr-cora-01-paper": f"{grr_fs_paper_epsilon(58, 10, 0.1):.2f}",
     }
-    record = json.loads((RESULTS / "rgnn-feature-range-csbm.json").read_text())
+    record = json.loads(
+        (STUDIES / "rgnn_feature_range" / "rgnn-feature-range-csbm.json").read_text())
     for name, label in (("default range", "default"), ("per-column data range", "data")):
         out[f"rgnn-range-{label}"] = f"{record['mean_test_accuracy'][name]:.2f}"
     out["rgnn-range-seeds"] = str(record["config"]["seeds"])
@@ -337,7 +344,7 @@ def rgnn_accounting_numbers() -> dict[str, str]:
 
 def counting_numbers() -> dict[str, str]:
     """``counting_example.py``'s record: the README's ledger example."""
-    record = json.loads((RESULTS / "counting-readme-search.json").read_text())
+    record = json.loads((STUDIES / "counting_example" / "counting-readme-search.json").read_text())
     return {"counting-ledger-epsilon": f"{record['ledger_epsilon']:.2f}",
             "counting-ledger-delta": f"{record['ledger_delta']:.3g}",
             "counting-releases": str(record["releases"]),
@@ -412,7 +419,7 @@ def numbers() -> dict[str, str]:
     for dataset in ("amazon_computers", "amazon_photo", "facebook"):
         for part in ("rule", "learned", "encoder"):
             out[f"combiner-{dataset}-{part}"] = fmt(*combiner(dataset, part))
-    grid = "gap-vote-grid-eps8.jsonl"
+    grid = STUDIES / "gap_vote" / "gap-vote-grid-eps8.jsonl"
     for label, share in VOTE_GRID_SHARES.items():
         for weight in (1.5, 2.0, 2.5, 3.0):
             out[f"grid-{label}-{weight:g}"] = fmt(sweep(
@@ -449,7 +456,7 @@ def numbers() -> dict[str, str]:
         labels, "amazon_photo", 8.0,
         {"privacy_level": "node", "aggregate": "labels", "head": "trained"}))
 
-    for record in _lines("heterpoisson-accountant.jsonl"):
+    for record in _lines(STUDIES / "heterpoisson" / "heterpoisson-accountant.jsonl"):
         label = f"hp-{_eps_label(record['epsilon'])}"
         if record["sampler"] == "DP-MLP":
             out[f"{label}-dpmlp-sigma"] = f"{record['noise_multiplier']:.2f}"
@@ -523,7 +530,8 @@ def readme_text(current: str) -> str:
         raise SystemExit(f"README.md: the markers {README_BEGIN!r} and {README_END!r} are missing")
     text = f"{before}{README_BEGIN}\n{readme_table()}\n{README_END}{after}"
     # The quick start's ledger comment quotes counting_example.py's record.
-    total = json.loads((RESULTS / "counting-readme-search.json").read_text())["ledger_total"]
+    total = json.loads((STUDIES / "counting_example" / "counting-readme-search.json")
+                       .read_text())["ledger_total"]
     guarantee = total.split("-DP")[0]
     return re.sub(r"(print\(ledger\.total\(\)\).*?: )\([^)]*\)(?=-DP)",
                   lambda match: match.group(1) + guarantee, text)

@@ -16,6 +16,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "privacy": ["PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "process_ledger"],
     "exceptions": ["EdgesDroppedWarning", "GraphDroppedWarning"],
     "_pipeline": ["make_graph_pipeline"],
+    "_discovery": ["all_estimators"],
 }, submodules=["datasets", "estimators", "exceptions", "graph", "graph_collection",
                "model_selection", "nn",
                "preprocessing", "privacy", "sampling", "training"])

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from skdpgraph._graph_converters import networkx_arrays, scipy_arrays
 from skdpgraph.exceptions import EdgesDroppedWarning
 
 __all__ = ["Graph", "Nodes"]
@@ -328,14 +329,8 @@ class Graph:
     @classmethod
     def from_scipy(cls, adjacency: Any, x: Any, *, directed: bool = False) -> Graph:
         """Build a graph from a sparse adjacency with ``adjacency[source, target] != 0``."""
-        if not sp.issparse(adjacency):
-            adjacency = sp.coo_matrix(np.asarray(adjacency))
-        adjacency = sp.coo_matrix(adjacency)
-        if adjacency.shape[0] != adjacency.shape[1]:
-            raise ValueError(f"Graph.from_scipy: adjacency must be square; got {adjacency.shape}.")
-        nonzero = adjacency.data != 0
-        edge_index = np.vstack([adjacency.row[nonzero], adjacency.col[nonzero]])
-        return cls(edge_index, x, num_nodes=adjacency.shape[0], directed=directed)
+        edge_index, num_nodes = scipy_arrays(adjacency)
+        return cls(edge_index, x, num_nodes=num_nodes, directed=directed)
 
     @classmethod
     def from_networkx(cls, G: Any, x: Any = None, *, feature_key: str = "x") -> Graph:
@@ -346,19 +341,8 @@ class Graph:
         ``G.edges()`` and ``G.is_directed()`` are used, so skdpgraph does not depend on
         networkx (``pip install skdpgraph[networkx]`` installs it).
         """
-        order = list(G.nodes)
-        position = {node: i for i, node in enumerate(order)}
-        if x is None:
-            missing = [node for node in order if feature_key not in G.nodes[node]]
-            if missing:
-                raise ValueError(
-                    f"Graph.from_networkx: node {missing[0]!r} has no {feature_key!r} attribute; "
-                    "pass x= or set the attribute on every node."
-                )
-            x = np.vstack([np.asarray(G.nodes[node][feature_key], dtype=np.float32)
-                           for node in order])
-        edges = np.array([[position[u], position[v]] for u, v in G.edges()], dtype=np.int64)
-        return cls(edges.T.reshape(2, -1), x, num_nodes=len(order), directed=G.is_directed())
+        edge_index, x, num_nodes = networkx_arrays(G, x, feature_key)
+        return cls(edge_index, x, num_nodes=num_nodes, directed=G.is_directed())
 
     @classmethod
     def from_pandas(cls, nodes: Any, edges: Any, *, id_column: str = "id",

@@ -156,7 +156,7 @@ class GraphCollection:
         y : ndarray of shape (n_graphs,) or None
             The graphs' labels; None when no ``Data`` has ``y``. Refused when only some do.
         """
-        from skdpgraph import _graph_converters as converters
+        from skdpgraph import _collection_converters as converters
 
         return converters.from_pyg(cls, dataset)
 
@@ -175,7 +175,7 @@ class GraphCollection:
         y : ndarray of shape (n_graphs,) or None
             The labels; None when no graph has ``label_key``. Refused when only some do.
         """
-        from skdpgraph import _graph_converters as converters
+        from skdpgraph import _collection_converters as converters
 
         return converters.from_networkx(cls, graphs, feature_key, label_key)
 
@@ -229,7 +229,7 @@ class GraphCollection:
         >>> X.num_nodes.tolist(), y.tolist()
         ([1, 2], [1, 0])
         """
-        from skdpgraph import _graph_converters as converters
+        from skdpgraph import _collection_converters as converters
 
         return converters.from_pandas(
             cls, nodes, edges, graphs, columns=converters.TableColumns(

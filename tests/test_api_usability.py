@@ -14,7 +14,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.preprocessing import StandardScaler
 
 from skdpgraph import DPNodeClassifier, Graph, GraphDroppedWarning, make_graph_pipeline
-from skdpgraph._cli import main
+from skdpgraph.cli import main
 from skdpgraph.datasets import GraphDataset, make_csbm
 from skdpgraph.model_selection import privacy_spent
 from tests._cli_data import write_tables

@@ -5,10 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import skdpgraph._cli_commands as cli_commands
 import skdpgraph.estimators
 from skdpgraph import DPMLPClassifier, Graph
-from skdpgraph._cli import _build_parser, main
+from skdpgraph.cli import main
+from skdpgraph.cli._main import _build_parser
 from tests._cli_data import fit_args, write_tables
 
 
@@ -98,7 +98,7 @@ def test_missing_feature_column_and_bad_options(tables, capsys):
     assert "missing.joblib: no such model file" in capsys.readouterr().err
 
 
-class _NoisyAtPredict(DPMLPClassifier):
+class NoisyAtPredictClassifier(DPMLPClassifier):
     """Makes a recorded release on every graph content it has not released on.
 
     Like an estimator whose predictions on a new graph need fresh noise (inductive GAP,
@@ -114,14 +114,16 @@ class _NoisyAtPredict(DPMLPClassifier):
 
 
 def _register_noisy(monkeypatch):
-    """Make ``--estimator noisy`` train a :class:`_NoisyAtPredict`."""
-    monkeypatch.setitem(cli_commands.ESTIMATORS, "noisy", "_NoisyAtPredict")
-    monkeypatch.setattr(skdpgraph.estimators, "_NoisyAtPredict", _NoisyAtPredict, raising=False)
+    """Register :class:`NoisyAtPredictClassifier`: ``--estimator noisyatpredict`` trains it."""
+    name = NoisyAtPredictClassifier.__name__
+    monkeypatch.setattr(skdpgraph, "__all__", [*skdpgraph.__all__, name])
+    monkeypatch.setattr(skdpgraph.estimators, "__all__", [*skdpgraph.estimators.__all__, name])
+    monkeypatch.setattr(skdpgraph.estimators, name, NoisyAtPredictClassifier, raising=False)
 
 
 def _noisy_fit_args(paths, *extra):
     args = _fit_args(paths, *extra)
-    args[args.index("dpmlp")] = "noisy"
+    args[args.index("dpmlp")] = "noisyatpredict"
     return args
 
 
@@ -303,7 +305,7 @@ def test_fitted_graph_refuses_tables_of_other_public_sizes(tables, capsys, chang
 
 def test_a_model_file_read_with_the_fitted_graph_holds_no_hash_of_it(
         tables, capsys, monkeypatch):
-    from skdpgraph._cli_tables import load_tables
+    from skdpgraph.cli._tables import load_tables
     from skdpgraph.estimators._base import BaseDPClassifier
 
     paths, _, _ = tables

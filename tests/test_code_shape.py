@@ -20,7 +20,7 @@ MAX_CLASS_LINES = 300
 #: units of its own layer or of lower ones only.
 LAYERS: list[set[str]] = [
     {"exceptions", "_lazy", "_random", "_progress", "_deprecation", "_docstrings"},
-    {"graph", "_graph_tables", "graph_collection", "_graph_converters"},
+    {"graph", "_graph_tables", "_graph_converters", "graph_collection", "_collection_converters"},
     {"_validation", "datasets"},
     {"sampling"},
     {"privacy"},
@@ -28,8 +28,8 @@ LAYERS: list[set[str]] = [
     {"nn"},
     {"training", "_clipped_sum"},
     {"estimators"},
-    {"model_selection", "parallel", "_pipeline"},
-    {"cli", "_cli", "_cli_commands", "_cli_files", "_cli_tables"},
+    {"model_selection", "parallel", "_pipeline", "_discovery"},
+    {"cli"},
     {"__init__"},
 ]
 

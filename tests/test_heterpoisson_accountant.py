@@ -1,4 +1,5 @@
-"""benchmarks/heterpoisson_accountant.py: the mixture it accounts is the one described."""
+"""The heterpoisson accountant study (benchmarks/studies/heterpoisson/): the mixture it
+accounts is the one described."""
 
 import importlib.util
 from pathlib import Path
@@ -13,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _module():
     spec = importlib.util.spec_from_file_location(
-        "heterpoisson_accountant", ROOT / "benchmarks" / "heterpoisson_accountant.py")
+        "heterpoisson_accountant",
+        ROOT / "benchmarks" / "studies" / "heterpoisson" / "heterpoisson_accountant.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -29,7 +29,7 @@ def test_importing_a_package_loads_no_heavy_module(package):
 
 
 def test_help_loads_no_heavy_module():
-    code = ("import contextlib, io\nfrom skdpgraph._cli import main\n"
+    code = ("import contextlib, io\nfrom skdpgraph.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    try:\n        main(['--help'])\n    except SystemExit:\n        pass")
     assert _loaded_after(code) == []
@@ -63,7 +63,21 @@ def test_top_level_names_and_subpackages():
         "FDPClassifier", "GAPClassifier", "Graph", "GraphCollection", "GraphDroppedWarning",
         "Nodes",
         "PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "ProGAPClassifier",
-        "RGNNClassifier", "make_graph_pipeline", "process_ledger"}
+        "RGNNClassifier", "all_estimators", "make_graph_pipeline", "process_ledger"}
     assert skdpgraph.datasets is importlib.import_module("skdpgraph.datasets")
     assert {"datasets", "estimators", "privacy"} <= set(dir(skdpgraph))
-    assert "DPMLPClassifier (eps=inf)" in skdpgraph.estimators.DEMO_ESTIMATORS
+    assert "DEMO_ESTIMATORS" not in skdpgraph.estimators.__all__
+
+
+def test_the_static_name_tables_list_the_registered_estimators():
+    """The lazy tables of ``skdpgraph`` and ``skdpgraph.estimators`` (static, for IDEs) and
+    :func:`skdpgraph.all_estimators` (discovered by type) name the same estimators."""
+    import skdpgraph
+    import skdpgraph.estimators
+    from skdpgraph._discovery import estimator_names
+
+    registered = [name for name, _ in skdpgraph.all_estimators()]
+    top_level = [name for name in skdpgraph.__all__ if name.endswith("Classifier")]
+    in_package = [name for name in skdpgraph.estimators.__all__
+                  if name.endswith("Classifier") and name != "BaseDPClassifier"]
+    assert registered == top_level == in_package == estimator_names()

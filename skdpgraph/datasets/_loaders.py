@@ -432,6 +432,7 @@ def load_npz_zip(path_or_root: str | Path, name: str | None = None, *,
     Returns
     -------
     GraphDataset
+        The graph and its labels, without a standard split.
 
     Examples
     --------
@@ -588,6 +589,7 @@ def load_edge_list_csv(edges_path: str | Path, features_path: str | Path | None 
     source_column, target_column, id_column, label_column : int or str
         Columns by position or, with ``header=True``, by name.
     delimiter : str, default=","
+        The field separator of every file.
     header : bool, default=True
         Whether the first line of each file names the columns.
     directed : bool, default=False
@@ -698,6 +700,7 @@ def load_dataset(name: str, root: str | Path = "../shared/datasets") -> GraphDat
     Returns
     -------
     GraphDataset
+        The graph, its labels, class names and the dataset's standard split, if any.
 
     Raises
     ------

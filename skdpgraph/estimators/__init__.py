@@ -4,7 +4,6 @@ from skdpgraph._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "_base": ["BaseDPClassifier"],
-    "_demo": ["DEMO_ESTIMATORS"],
     "_dpmlp": ["DPMLPClassifier"],
     "_drw": ["DRWClassifier"],
     "_fdp": ["FDPClassifier"],

@@ -30,7 +30,18 @@ _EDGE_UNIT_PREFIX = "edge"
 
 
 def labels_public(report: PrivacyReport) -> bool:
-    """Whether ``report``'s unit leaves node features and labels public (edge level)."""
+    """Whether ``report``'s unit leaves node features and labels public (edge level).
+
+    Parameters
+    ----------
+    report : PrivacyReport
+        A privacy record.
+
+    Returns
+    -------
+    public : bool
+        True for an edge-level unit.
+    """
     return report.unit.startswith(_EDGE_UNIT_PREFIX)
 
 

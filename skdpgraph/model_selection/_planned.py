@@ -51,8 +51,10 @@ def planned_privacy(estimator: Any, X: Any, y: Any) -> PrivacyReport:
         Unfitted or fitted (it is cloned). A Pipeline's earlier steps must be
         :class:`~skdpgraph.preprocessing.NodeFeatureTransformer` on public features (or
         ``"passthrough"``): they are fitted on a clone to give the last step its input.
-    X, y
-        The nodes and labels the fit would receive.
+    X : Nodes or array-like
+        The nodes the fit would receive.
+    y : array-like
+        Their labels.
 
     Returns
     -------

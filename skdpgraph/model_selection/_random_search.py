@@ -44,6 +44,20 @@ def truncated_negative_binomial_gamma(mean: float, shape: float, tol: float = 1e
 
     Bisection on the (decreasing) mean, returning the lower end: a smaller gamma means
     more repetitions on average, the side dp-accounting's bound also takes.
+
+    Parameters
+    ----------
+    mean : float
+        The mean number of runs.
+    shape : float
+        The shape eta of the distribution.
+    tol : float, default=1e-9
+        The bisection's relative bracket width.
+
+    Returns
+    -------
+    gamma : float
+        The success probability.
     """
     check_repetition_distribution(mean, shape)
     if mean == 1:
@@ -75,6 +89,11 @@ def draw_repetitions(mean: float, shape: float, random_state: Any = None) -> int
     random_state : None, int, RandomState or numpy Generator, default=None
         A Generator is used as is; anything else seeds a fresh stream of
         :class:`~skdpgraph._random.RandomStreams` (OS entropy for None).
+
+    Returns
+    -------
+    runs : int
+        The number of runs drawn.
 
     Examples
     --------

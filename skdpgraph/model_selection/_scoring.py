@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.metrics import check_scoring
 from sklearn.pipeline import Pipeline
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.model_selection._cost import VALIDATION_LABELS_PUBLIC, unit_code
 from skdpgraph.privacy import PrivacyBudgetError
 
@@ -59,6 +60,23 @@ def unit_of(estimator: Any) -> tuple[str, str]:
     return report.unit, report.neighbouring_relation
 
 
+register_fragments(scorer_sections="""
+    Parameters
+    ----------
+    estimator : fitted skdpgraph estimator
+        The estimator scored.
+    X : object, default=None
+        Ignored.
+    y : object, default=None
+        Ignored.
+
+    Returns
+    -------
+    score : float
+        Minus the amount spent so far (greater is better).""")
+
+
+@fill_doc
 def neg_epsilon_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
     """Scorer: minus what the fitted estimator has spent so far (greater is better).
 
@@ -68,6 +86,8 @@ def neg_epsilon_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
     scikit-learn calls the scorers in the dict's order: a release made by a scorer called
     later is missed. :func:`privacy_scoring` computes the score first and reads the total
     after it, whatever the order; use it rather than this scorer in a dict.
+
+    {{scorer_sections}}
 
     Examples
     --------
@@ -80,9 +100,14 @@ def neg_epsilon_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
     return -spent_so_far(estimator)[0]
 
 
+@fill_doc
 def neg_delta_spent(estimator: Any, X: Any = None, y: Any = None) -> float:
-    """Scorer: minus the fitted estimator's ``privacy_.total_delta`` (see
-    :func:`neg_epsilon_spent` for what it sees)."""
+    """Scorer: minus the fitted estimator's ``privacy_.total_delta``.
+
+    See :func:`neg_epsilon_spent` for what it sees.
+
+    {{scorer_sections}}
+    """
     return -spent_so_far(estimator)[1]
 
 

@@ -41,9 +41,15 @@ def search_cost(search: Any) -> PrivacyCost:
     composition (sum of epsilons and of deltas), plus the refit's total when there is one.
     Also accepts a fitted :class:`~skdpgraph.model_selection.BudgetedSearchCV`.
 
+    Parameters
+    ----------
+    search : fitted GridSearchCV, RandomizedSearchCV or BudgetedSearchCV
+        The search, fitted with ``scoring=privacy_scoring(...)``.
+
     Returns
     -------
     PrivacyCost
+        The composed epsilon and delta of every fit, with notes on what is not covered.
 
     Raises
     ------

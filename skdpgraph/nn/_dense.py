@@ -39,6 +39,7 @@ def normalize_dense_adjacency(adj: torch.Tensor, kind: str, mask: torch.Tensor) 
     Returns
     -------
     Tensor of shape (batch, S, S)
+        The propagation matrix of each subgraph.
     """
     if kind == "sage":
         degree = adj.sum(-1, keepdim=True)
@@ -58,6 +59,13 @@ class DenseSubgraphConv(nn.Module):
 
     ``"gcn"`` and ``"mean"``: :math:`h' = P h W`; ``"sage"``:
     :math:`h' = h W_1 + (D^{-1} A h) W_2`.
+
+    Parameters
+    ----------
+    in_dim, out_dim : int
+        Input and output widths.
+    kind : {"gcn", "sage", "mean"}, default="gcn"
+        The convolution.
 
     Notes
     -----
@@ -84,15 +92,19 @@ class DenseSubgraphGNN(nn.Module):
     Parameters
     ----------
     in_dim, hidden_dim, out_dim : int
+        Input, hidden and output widths.
     conv : {"gcn", "sage", "mean"}, default="gcn"
+        The convolution (see :class:`DenseSubgraphConv`).
     num_layers : int, default=1
         Number of graph convolutions.
     encoder_layers : int, default=0
         Linear layers before the convolutions (0: the first convolution reads features).
     activation : str, default="relu"
+        The activation between layers (see :func:`make_activation`).
     residual : bool, default=False
         ``h <- h + act(conv(h))`` (FDP's update; needs equal widths, so an encoder).
     dropout : float, default=0.0
+        Dropout before every hidden layer.
 
     Notes
     -----

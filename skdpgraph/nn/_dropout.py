@@ -18,6 +18,13 @@ class UniformDropout(nn.Dropout):
     ``nn.Dropout``'s own kernel. The masks draw from torch's global generator, as
     ``nn.Dropout``'s do.
 
+    Parameters
+    ----------
+    p : float, default=0.5
+        The probability that an entry is zeroed.
+    inplace : bool, default=False
+        Whether to change the input in place.
+
     Examples
     --------
     >>> import torch

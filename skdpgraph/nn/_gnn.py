@@ -28,10 +28,12 @@ class GNN(nn.Module):
     in_dim, hidden_dim, out_dim : int
         Input, hidden and output widths.
     num_layers : int, default=2
+        Number of graph convolutions.
     conv : {"sage", "gcn", "gat"}, default="sage"
         ``SAGEConv`` (mean aggregator), ``GCNConv`` or ``GATConv`` (4 heads, concatenated,
         in hidden layers; one head in the output layer).
     dropout : float, default=0.5
+        Dropout between the convolutions.
 
     Examples
     --------

@@ -13,7 +13,18 @@ _ACTIVATIONS = {"relu": nn.ReLU, "selu": nn.SELU, "tanh": nn.Tanh, "elu": nn.ELU
 
 
 def make_activation(name: str) -> nn.Module:
-    """The activation module called ``name`` (relu, selu, tanh, elu, gelu)."""
+    """The activation module called ``name`` (relu, selu, tanh, elu, gelu).
+
+    Parameters
+    ----------
+    name : {"relu", "selu", "tanh", "elu", "gelu"}
+        The activation.
+
+    Returns
+    -------
+    module : torch.nn.Module
+        A new activation module.
+    """
     try:
         return _ACTIVATIONS[name]()
     except KeyError:
@@ -31,6 +42,7 @@ class MLP(nn.Module):
     num_layers : int, default=2
         Number of linear layers (1 gives a linear model).
     activation : str, default="relu"
+        The activation between layers (see :func:`make_activation`).
     dropout : float, default=0.0
         Dropout before every hidden linear layer.
     activate_last : bool, default=False

@@ -23,6 +23,16 @@ def declared_budget(transformer: Any) -> tuple[float, float] | None:
     A transformer declares a budget with ``epsilon_spent_`` (and ``delta_``), as skdpgraph
     estimators do, or, like diffprivlib's, with an ``epsilon`` parameter next to an
     ``accountant`` (and optionally ``delta``).
+
+    Parameters
+    ----------
+    transformer : object
+        A fitted transformer.
+
+    Returns
+    -------
+    budget : tuple of (float, float) or None
+        ``(epsilon, delta)``, or None when the transformer declares no budget.
     """
     if hasattr(transformer, "epsilon_spent_"):
         return float(transformer.epsilon_spent_), float(getattr(transformer, "delta_", 0.0))

@@ -29,6 +29,16 @@ def client_generators(streams: RandomStreams) -> tuple[np.random.Generator, np.r
     and :class:`GRRLabelRandomizer` take theirs from ``RandomStreams(random_state)``, and
     so does ``RGNNClassifier(randomize=True)`` in ``fit``: pre-randomising with the
     transformers and the estimator's own randomisation agree for one ``random_state``.
+
+    Parameters
+    ----------
+    streams : RandomStreams
+        The random streams of one ``random_state``.
+
+    Returns
+    -------
+    features, labels : numpy.random.Generator
+        The generators of the feature and of the label randomiser.
     """
     return streams.numpy("clients"), streams.numpy("clients")
 
@@ -44,6 +54,28 @@ def feature_schema(x: Any, *, randomize: bool, feature_type: str, group_size: in
     ``feature_type="binary"`` is refused, by ``name``). False: ``x`` already holds GRR-FS
     codes; the encoder is None and the domain sizes are ``max(code) + 1`` per column (at
     least 2), post-processing of the reports.
+
+    Parameters
+    ----------
+    x : array-like of shape (n_nodes, n_features)
+        The clients' features, or their GRR-FS codes when ``randomize=False``.
+    randomize : bool
+        Whether the clients randomise ``x`` (else ``x`` holds their reports).
+    feature_type : {"binary", "continuous"}
+        How the features are encoded.
+    group_size : int or None
+        The number of features per group of the encoder.
+    feature_range : tuple of (float, float)
+        The public range of continuous features.
+    name : str
+        The parameter named in error messages.
+
+    Returns
+    -------
+    encoder : CategoricalFeatureEncoder or None
+        The public encoder, None when ``randomize=False``.
+    domain_sizes : ndarray of int
+        The number of codes of each reported column.
     """
     if randomize:
         if feature_type == "binary":

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.graph import Graph
 from skdpgraph.preprocessing._randomizers import feature_reports
 from skdpgraph.preprocessing._sparse import torch_csr
@@ -46,7 +47,18 @@ __all__ = [
 
 
 def mean_propagation_operator(graph: Graph) -> sp.csr_matrix:
-    """Row-normalised :math:`A + I` of the in-adjacency: one round of neighbourhood means."""
+    """Row-normalised :math:`A + I` of the in-adjacency: one round of neighbourhood means.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph.
+
+    Returns
+    -------
+    operator : scipy.sparse.csr_matrix of shape (n, n)
+        The propagation operator :math:`M`.
+    """
     n = graph.num_nodes
     a_hat = (graph.adjacency() + sp.identity(n, dtype=np.float64, format="csr")).tocsr()
     degree = np.asarray(a_hat.sum(axis=1)).ravel()
@@ -60,7 +72,22 @@ _BLOCK_BYTES = 1 << 29
 
 
 def propagate(operator: sp.csr_matrix, values: np.ndarray, hops: int) -> np.ndarray:
-    """``operator^hops @ values`` (dense float64)."""
+    """Compute ``operator^hops @ values`` (dense float64).
+
+    Parameters
+    ----------
+    operator : sparse matrix of shape (n, n)
+        The propagation operator.
+    values : array-like of shape (n, k)
+        The values propagated.
+    hops : int
+        The number of rounds.
+
+    Returns
+    -------
+    ndarray of float64 of shape (n, k)
+        The propagated values.
+    """
     values = np.asarray(values, dtype=np.float64)
     if hops == 0:
         return values
@@ -95,6 +122,7 @@ def propagation_hops(operator: sp.csr_matrix, max_hops: int = 16,
     operator : scipy.sparse matrix of shape (n, n)
         Row-stochastic propagation operator (:func:`mean_propagation_operator`).
     max_hops : int, default=16
+        The most rounds allowed.
     max_spread : float, default=0.5
         Largest allowed effective sample size as a fraction of the nodes.
     n_probes : int, default=64
@@ -130,7 +158,20 @@ def propagation_hops(operator: sp.csr_matrix, max_hops: int = 16,
 
 
 def one_hot_blocks(codes: np.ndarray, domain_sizes: np.ndarray) -> np.ndarray:
-    """One-hot encoding of categorical codes, one block of ``domain_sizes[j]`` per column."""
+    """One-hot encoding of categorical codes, one block of ``domain_sizes[j]`` per column.
+
+    Parameters
+    ----------
+    codes : ndarray of int of shape (n, d)
+        The codes, one column per feature.
+    domain_sizes : ndarray of int of shape (d,)
+        The number of codes of each column.
+
+    Returns
+    -------
+    ndarray of shape (n, sum(domain_sizes))
+        The one-hot blocks side by side.
+    """
     offsets = np.concatenate([[0], np.cumsum(domain_sizes)[:-1]])
     out = np.zeros((codes.shape[0], int(np.sum(domain_sizes))))
     np.put_along_axis(out, codes + offsets, 1.0, axis=1)
@@ -145,9 +186,25 @@ def feature_frequency_estimates(operator: sp.csr_matrix, reports: np.ndarray,
     The GRR-FS estimator applied to :math:`M^K` times the one-hot reports; as both are
     affine, :math:`E[\tilde\pi] = M^K` times the one-hot *true* values. Not clipped.
 
+    Parameters
+    ----------
+    operator : sparse matrix of shape (n, n)
+        From :func:`mean_propagation_operator`.
+    reports : ndarray of int of shape (n, n_features)
+        The clients' GRR-FS reports (a code per feature, or -1 where none was sampled).
+    domain_sizes : ndarray of int of shape (n_features,)
+        The number of codes of each feature.
+    epsilon_per_feature : float
+        The GRR budget of each sampled feature.
+    n_sampled_features : int
+        The number of features each client reports.
+    hops : int
+        The rounds :math:`K` of neighbourhood means.
+
     Returns
     -------
     ndarray of shape (n, sum(domain_sizes))
+        The estimated frequencies of each code around each node.
     """
     domain_sizes = np.asarray(domain_sizes, dtype=np.int64)
     lam = propagate(operator, one_hot_blocks(reports, domain_sizes), hops)
@@ -178,14 +235,18 @@ def reconstruct_features(operator: sp.csr_matrix, reports: np.ndarray, domain_si
     reports : ndarray of int of shape (n, d)
         GRR-FS reports.
     domain_sizes : ndarray of int of shape (d,)
-    epsilon_per_feature, n_sampled_features
-        The budget and :math:`m` the reports were made with.
+        The number of codes of each feature.
+    epsilon_per_feature : float
+        The budget of each sampled feature the reports were made with.
+    n_sampled_features : int
+        The number :math:`m` of features each client reported.
     hops : int
         :math:`K_x`.
 
     Returns
     -------
     ndarray of float32 of shape (n, n_binary + sum of the other domain sizes)
+        The reconstructed features.
 
     Examples
     --------
@@ -276,6 +337,32 @@ def reconstruct_from_clients(graph: Graph, encoder, domain_sizes: np.ndarray,
     The reports are simulated with ``rng``, or read from ``graph`` when ``encoder`` is None
     (see :func:`~skdpgraph.preprocessing._randomizers.feature_reports`). ``operator``
     defaults to :func:`mean_propagation_operator` of ``graph``.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph whose nodes report.
+    encoder : CategoricalFeatureEncoder or None
+        The public encoder of the features; None when ``graph`` holds the reports.
+    domain_sizes : ndarray of int of shape (d,)
+        The number of codes of each feature.
+    epsilon_per_feature : float
+        The budget of each sampled feature.
+    n_sampled_features : int
+        The number of features each client reports.
+    hops : int
+        The rounds of neighbourhood means.
+    rng : numpy.random.Generator or None
+        The clients' randomness (None when the reports are read from ``graph``).
+    operator : sparse matrix of shape (n, n), default=None
+        The propagation operator.
+    name : str, default="RGNN reconstruction (randomize=False)"
+        What is reconstructed, named in error messages.
+
+    Returns
+    -------
+    ndarray of float32
+        The reconstructed features (see :func:`reconstruct_features`).
     """
     reports = feature_reports(graph.x, encoder, domain_sizes, epsilon_per_feature,
                               n_sampled_features, rng, name=name)
@@ -293,9 +380,23 @@ def _debias(frequencies: np.ndarray, epsilon: float, n_classes: int) -> np.ndarr
     return np.divide(pi, total, out=np.full_like(pi, 1.0 / n_classes), where=total > 0)
 
 
+register_fragments(label_reports="""
+    operator : sparse matrix of shape (n, n)
+        From :func:`mean_propagation_operator`.
+    train_index : ndarray of int of shape (n_train,)
+        The nodes that reported a label.
+    noisy_labels : ndarray of int of shape (n_train,)
+        Their GRR reports.
+    n_classes : int
+        The number of classes.""")
+
+
+@fill_doc
 def noisy_label_means(operator: sp.csr_matrix, train_index: np.ndarray,
                       noisy_labels: np.ndarray, n_classes: int, hops: int) -> np.ndarray:
-    r"""Frequencies of the noisy labels around each training node (masked propagation).
+    r"""Compute the frequencies of the noisy labels around each training node.
+
+    The propagation is masked to the training nodes.
 
     Training nodes start from the one-hot of their noisy label, all other nodes from
     zero; after ``hops`` rounds of :math:`M` each training node's row is divided by its
@@ -305,13 +406,7 @@ def noisy_label_means(operator: sp.csr_matrix, train_index: np.ndarray,
 
     Parameters
     ----------
-    operator : sparse matrix of shape (n, n)
-        From :func:`mean_propagation_operator`.
-    train_index : ndarray of int of shape (n_train,)
-        The nodes that reported a label.
-    noisy_labels : ndarray of int of shape (n_train,)
-        Their GRR reports.
-    n_classes : int
+    {{label_reports}}
     hops : int
         :math:`K_y` (0: the one-hot of each node's own report).
 
@@ -358,11 +453,12 @@ def held_out_label_hops(operator: sp.csr_matrix, train_index: np.ndarray,
     held_index, held_labels : ndarray of int
         The nodes scored (not in ``train_index``), and their reports.
     n_classes, max_hops : int
+        The number of classes and the most rounds tried.
 
     Returns
     -------
     int
-        In ``[1, max_hops]``.
+        The chosen number of rounds, in ``[1, max_hops]``.
 
     Examples
     --------
@@ -393,6 +489,7 @@ def held_out_label_hops(operator: sp.csr_matrix, train_index: np.ndarray,
     return best
 
 
+@fill_doc
 def reconstruct_labels(operator: sp.csr_matrix, train_index: np.ndarray,
                        noisy_labels: np.ndarray, n_classes: int, epsilon: float,
                        hops: int) -> np.ndarray:
@@ -400,6 +497,14 @@ def reconstruct_labels(operator: sp.csr_matrix, train_index: np.ndarray,
 
     The frequencies of :func:`noisy_label_means` are de-biased with :math:`P^{-1}`
     (Eq. 14), clamped at zero and renormalised.
+
+    Parameters
+    ----------
+    {{label_reports}}
+    epsilon : float
+        The labels' GRR budget.
+    hops : int
+        :math:`K_y`.
 
     Returns
     -------
@@ -423,12 +528,18 @@ def bag_label_proportions(bags: np.ndarray, noisy_labels: np.ndarray, n_classes:
     bags : ndarray of int of shape (n_train,)
         Bag (cluster) of each training node.
     noisy_labels : ndarray of int of shape (n_train,)
+        The GRR reports of the training nodes' labels.
+    n_classes : int
+        The number of classes.
+    epsilon : float
+        The labels' GRR budget.
 
     Returns
     -------
     bag_of_node : ndarray of int of shape (n_train,)
         Bags renumbered ``0..n_nonempty - 1``.
     proportions : ndarray of shape (n_nonempty, n_classes)
+        The de-biased label proportions of each bag.
     """
     used, bag_of_node = np.unique(bags, return_inverse=True)
     counts = np.zeros((used.size, n_classes))
@@ -443,6 +554,20 @@ def holdout_split(n: int, fraction: float,
 
     ``fraction=0`` holds out nothing (and draws nothing from ``rng``); otherwise at least
     one item is held out and at least one kept.
+
+    Parameters
+    ----------
+    n : int
+        The number of items.
+    fraction : float
+        The share held out.
+    rng : numpy.random.Generator
+        The generator of the split.
+
+    Returns
+    -------
+    kept, held_out : ndarray of int
+        The positions kept and held out.
 
     Raises
     ------

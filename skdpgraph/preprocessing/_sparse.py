@@ -24,6 +24,7 @@ def torch_csr(matrix: sp.spmatrix | sp.sparray, dtype: np.dtype | type = np.floa
     Parameters
     ----------
     matrix : scipy sparse matrix or array of shape (n_rows, n_cols)
+        The matrix.
     dtype : numpy dtype, default=np.float64
         Of the values.
 

@@ -25,6 +25,8 @@ from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
+from skdpgraph._docstrings import fill_doc, register_fragments
+
 __all__ = [
     "DEFAULT_ORDERS",
     "FINE_ORDERS",
@@ -76,7 +78,20 @@ def _quiet_accountant():
 
 
 def gaussian_event(noise_multiplier: float, count: int = 1) -> dp_event.DpEvent:
-    """``count`` Gaussian mechanisms with std = ``noise_multiplier`` x sensitivity."""
+    """``count`` Gaussian mechanisms with std = ``noise_multiplier`` x sensitivity.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        The noise std over the sensitivity.
+    count : int, default=1
+        How many times the mechanism runs on the same data.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+        The (self-composed) Gaussian event.
+    """
     event = dp_event.GaussianDpEvent(noise_multiplier)
     return event if count == 1 else dp_event.SelfComposedDpEvent(event, count)
 
@@ -87,6 +102,20 @@ def poisson_dpsgd_event(noise_multiplier: float, sample_rate: float,
 
     Each step includes every example independently with probability ``sample_rate``,
     clips per-example gradients to C and adds N(0, (noise_multiplier * C)^2).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        The noise std over the clipping norm C.
+    sample_rate : float
+        The probability that a step includes an example.
+    steps : int
+        The number of steps.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+        ``steps`` Poisson-sampled Gaussian steps.
     """
     gaussian = dp_event.GaussianDpEvent(noise_multiplier)
     # Sampling everyone is no sampling: the same mechanism, and the accountant's series for
@@ -104,6 +133,22 @@ def without_replacement_dpsgd_event(noise_multiplier: float, num_examples: int,
     expects under ``REPLACE_ONE`` (Wang, Balle and Kasiviswanathan, AISTATS 2019; checked
     against an independent computation in the tests; dp-accounting's PLD accountant reads
     the same event differently).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        The noise std over the replace-one sensitivity 2C.
+    num_examples : int
+        The number of examples batches are drawn from.
+    batch_size : int
+        The fixed batch size.
+    steps : int
+        The number of steps.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+        ``steps`` Gaussian steps on batches sampled without replacement.
     """
     step = dp_event.SampledWithoutReplacementDpEvent(
         num_examples, batch_size, dp_event.GaussianDpEvent(noise_multiplier)
@@ -111,9 +156,28 @@ def without_replacement_dpsgd_event(noise_multiplier: float, num_examples: int,
     return dp_event.SelfComposedDpEvent(step, steps)
 
 
+register_fragments(relation_and_orders="""
+    relation : NeighboringRelation, default=ADD_OR_REMOVE
+        The neighbouring relation the guarantee is stated for.
+    orders : ndarray, default=DEFAULT_ORDERS
+        The RDP orders.""")
+
+
+@fill_doc
 def compute_rdp(event: dp_event.DpEvent, *, relation: NeighboringRelation = ADD_OR_REMOVE,
                 orders: np.ndarray = DEFAULT_ORDERS) -> np.ndarray:
     """RDP curve of ``event`` on ``orders`` from dp-accounting's RDP accountant.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        The mechanism.
+    {{relation_and_orders}}
+
+    Returns
+    -------
+    rdp : ndarray of shape (len(orders),)
+        The RDP epsilon at each order.
 
     Raises
     ------
@@ -132,15 +196,44 @@ def compute_rdp(event: dp_event.DpEvent, *, relation: NeighboringRelation = ADD_
 
 def epsilon_from_rdp(rdp: np.ndarray, delta: float, *,
                      orders: np.ndarray = DEFAULT_ORDERS) -> float:
-    """Convert an RDP curve to epsilon at ``delta`` (Balle et al. 2020, Theorem 21)."""
+    """Convert an RDP curve to epsilon at ``delta`` (Balle et al. 2020, Theorem 21).
+
+    Parameters
+    ----------
+    rdp : array-like of shape (len(orders),)
+        The RDP epsilon at each order.
+    delta : float
+        The target delta.
+    orders : ndarray, default=DEFAULT_ORDERS
+        The RDP orders of ``rdp``.
+
+    Returns
+    -------
+    epsilon : float
+        The smallest epsilon over the orders.
+    """
     epsilon, _ = _rdp.compute_epsilon(list(orders), list(np.asarray(rdp, dtype=float)), delta)
     return float(epsilon)
 
 
+@fill_doc
 def compute_epsilon(event: dp_event.DpEvent, delta: float, *,
                     relation: NeighboringRelation = ADD_OR_REMOVE,
                     orders: np.ndarray = DEFAULT_ORDERS) -> float:
     """Epsilon of ``event`` at ``delta``: an upper bound from the RDP accountant.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        The mechanism.
+    delta : float
+        The target delta.
+    {{relation_and_orders}}
+
+    Returns
+    -------
+    epsilon : float
+        The epsilon of ``event`` at ``delta``.
 
     Examples
     --------
@@ -162,6 +255,16 @@ def relation_of(event: dp_event.DpEvent) -> NeighboringRelation:
     replace-one; pure Gaussian events read the same under both. So the first relation the
     accountant supports is the one the estimator's own accounting used.
 
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        The mechanism.
+
+    Returns
+    -------
+    relation : NeighboringRelation
+        ``ADD_OR_REMOVE`` or ``REPLACE_ONE``.
+
     Raises
     ------
     ValueError
@@ -182,7 +285,18 @@ def relation_of(event: dp_event.DpEvent) -> NeighboringRelation:
 
 
 def composed_event(events: list[dp_event.DpEvent]) -> dp_event.DpEvent:
-    """The composition of ``events`` (releases on the same private data, in any order)."""
+    """The composition of ``events`` (releases on the same private data, in any order).
+
+    Parameters
+    ----------
+    events : list of dp_accounting.DpEvent
+        The releases; at least one.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+        Their composition.
+    """
     events = list(events)
     if not events:
         raise ValueError("composed_event: at least one event is required; got none.")
@@ -194,6 +308,20 @@ def repeat_and_select_event(event: dp_event.DpEvent, mean: float,
     """Run ``event`` a random number of times (mean ``mean``, ``shape``) and release the best.
 
     The Papernot--Steinke mechanism (ICLR 2022); only the RDP accountant evaluates it.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        One run.
+    mean : float
+        The mean number of runs.
+    shape : float
+        The shape of the truncated negative binomial distribution of the number of runs.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+        The repeated run with its best result released.
     """
     return dp_event.RepeatAndSelectDpEvent(event, float(mean), float(shape))
 
@@ -204,6 +332,22 @@ def repeat_and_select_rdp(rdp: np.ndarray, mean: float, shape: float, *,
 
     For single runs whose curve is not one event's (e.g. the pointwise maximum of several
     candidates' curves); dp-accounting's own transform is applied to ``rdp``.
+
+    Parameters
+    ----------
+    rdp : array-like of shape (len(orders),)
+        The RDP curve of one run.
+    mean : float
+        The mean number of runs.
+    shape : float
+        The shape of the truncated negative binomial distribution of the number of runs.
+    orders : ndarray, default=DEFAULT_ORDERS
+        The RDP orders of ``rdp``.
+
+    Returns
+    -------
+    rdp : ndarray of shape (len(orders),)
+        The RDP curve of the repeated run with its best result released.
     """
     rdp = np.asarray(rdp, dtype=float)
     if rdp.shape != (len(orders),):

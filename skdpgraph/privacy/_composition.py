@@ -89,6 +89,16 @@ def release_event(release: Mapping[str, Any]) -> Any | None:
     Gaussian mechanisms (1 when it states none) at that multiplier: the mechanism whose
     exact epsilon the estimator recorded. Any other release has no event (None).
 
+    Parameters
+    ----------
+    release : mapping
+        One entry of ``privacy_.releases``.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent or None
+        Its event, or None when the release states none.
+
     Examples
     --------
     >>> release_event({"kind": "pma", "epsilon": 1.0, "delta": 1e-5}) is None

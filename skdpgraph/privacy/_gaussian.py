@@ -56,6 +56,11 @@ def gaussian_delta(noise_multiplier: float, epsilon: float, *, count: int = 1) -
     count : int, default=1
         Number of composed mechanisms (same sensitivity, same multiplier).
 
+    Returns
+    -------
+    delta : float
+        The smallest delta for which the mechanisms are (epsilon, delta)-DP.
+
     Examples
     --------
     Multiplier 1, epsilon 1: Phi(-0.5) - e Phi(-1.5) = 0.1269.
@@ -103,8 +108,22 @@ def calibrate_gaussian_noise(epsilon: float, delta: float, *, count: int = 1,
                              context: str = "Gaussian mechanism") -> float:
     """Smallest per-mechanism noise multiplier so ``count`` composed Gaussians are (eps, delta)-DP.
 
-    Returns the upper end of the bisection bracket (relative width 1e-9), so
-    ``gaussian_delta(result, epsilon, count=count) <= delta`` always holds.
+    Parameters
+    ----------
+    epsilon : float
+        The budget of the ``count`` mechanisms together.
+    delta : float
+        Their delta.
+    count : int, default=1
+        The number of composed mechanisms (same sensitivity, same multiplier).
+    context : str, default="Gaussian mechanism"
+        What the noise is for, named in error messages.
+
+    Returns
+    -------
+    noise_multiplier : float
+        The upper end of the bisection bracket (relative width 1e-9), so
+        ``gaussian_delta(noise_multiplier, epsilon, count=count) <= delta`` always holds.
 
     Raises
     ------

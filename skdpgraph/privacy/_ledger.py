@@ -278,6 +278,11 @@ _PROCESS = PrivacyLedger(name="process ledger")
 def process_ledger() -> PrivacyLedger:
     """The ledger of everything this process has released (no cap unless one is set).
 
+    Returns
+    -------
+    ledger : PrivacyLedger
+        The process-wide ledger.
+
     Examples
     --------
     >>> from skdpgraph.privacy import process_ledger
@@ -299,6 +304,13 @@ class Reservation:
     Held releases count in every total, so that fits running in parallel threads cannot
     pass the same cap together. :meth:`commit` records the release as made; :meth:`cancel`
     (a fit that failed) removes it.
+
+    Parameters
+    ----------
+    entry : LedgerEntry
+        The release held.
+    ledgers : list of PrivacyLedger
+        The ledgers that hold it.
     """
 
     def __init__(self, entry: LedgerEntry, ledgers: list[PrivacyLedger]) -> None:
@@ -327,6 +339,22 @@ def reserve_spend(kind: str, source: str, spend: Spend, *, detail: str = "") -> 
 
     Call it before any private data is read; then :meth:`Reservation.commit` once the
     release is made, or :meth:`Reservation.cancel` if it is not.
+
+    Parameters
+    ----------
+    kind : str
+        What the release is (``"fit"``, ``"predict"``, ...).
+    source : str
+        Who makes it (the estimator's name).
+    spend : Spend
+        Its epsilon, delta, unit, relation and event.
+    detail : str, default=""
+        A note kept with the entry.
+
+    Returns
+    -------
+    reservation : Reservation
+        The held release, to commit or cancel.
 
     Raises
     ------

@@ -177,11 +177,19 @@ def report_from_plan(plan: Any, *, estimator: str, unit: str, relation: str, del
     ----------
     plan : PrivacyPlan
         The checked plan of the training release.
-    estimator, unit, relation, inference : str
-        The class's name, privacy unit, neighbouring relation and inference statement.
+    estimator, unit, relation : str
+        The class's name, privacy unit and neighbouring relation.
     delta, epsilon : float
         The delta the plan was checked at and the epsilon :func:`check_plan` returned.
-    assumptions, not_covered : tuple of str
+    inference : str
+        The class's inference statement.
+    assumptions, not_covered : tuple of str, default=()
+        What the guarantee assumes, and what the record lists as not covered.
+
+    Returns
+    -------
+    report : PrivacyReport
+        The fitted ``privacy_`` record.
     """
     private = bool(plan.private)
     return PrivacyReport(
@@ -201,7 +209,18 @@ def _plain(value: Any) -> Any:
 
 
 def spend_of_report(report: PrivacyReport) -> Spend:
-    """The training release of ``report`` as composition sees it (its event included)."""
+    """The training release of ``report`` as composition sees it (its event included).
+
+    Parameters
+    ----------
+    report : PrivacyReport
+        A fitted ``privacy_`` record.
+
+    Returns
+    -------
+    spend : Spend
+        Its training release's epsilon, delta, unit, relation and event.
+    """
     return Spend(float(report.epsilon), float(report.delta) if report.private else 0.0,
                  report.unit, report.neighbouring_relation,
                  report.dp_event if report.private else None)

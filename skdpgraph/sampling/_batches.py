@@ -79,6 +79,15 @@ class FixedSizeWithoutReplacementSampler:
     :func:`skdpgraph.privacy.without_replacement_dpsgd_event` (replace-one relation) and of
     FDP's hypergeometric bound.
 
+    Parameters
+    ----------
+    num_examples : int
+        The number of examples batches are drawn from.
+    batch_size : int
+        The size of every batch.
+    generator : torch.Generator
+        The randomness of the batches.
+
     Examples
     --------
     >>> import torch
@@ -112,7 +121,21 @@ def make_batch_sampler(sampling: str, num_examples: int, batch_size: int,
                        generator: torch.Generator):
     """The sampler for ``sampling`` in {"poisson", "without_replacement"}.
 
-    ``batch_size`` is the expected size for Poisson sampling (rate ``batch_size / n``).
+    Parameters
+    ----------
+    sampling : {"poisson", "without_replacement"}
+        The batch sampling.
+    num_examples : int
+        The number of examples batches are drawn from.
+    batch_size : int
+        The batch size; for Poisson sampling the expected size (rate ``batch_size / n``).
+    generator : torch.Generator
+        The randomness of the batches.
+
+    Returns
+    -------
+    sampler : iterable of index tensors
+        A sampler that yields one batch of example indices per step.
     """
     if sampling == "poisson":
         return PoissonSampler(num_examples, min(1.0, batch_size / num_examples), generator)

@@ -37,9 +37,10 @@ __all__ = ["Subgraphs", "disjoint_random_walks", "rooted_random_walks", "max_sub
 class Subgraphs:
     """A padded table of subgraphs: ``nodes[k]`` lists subgraph ``k``, root first, -1 pads.
 
-    Attributes
+    Parameters
     ----------
     nodes : ndarray of shape (num_subgraphs, max_size), int64
+        The node ids of each subgraph, root first, padded with -1.
     """
 
     nodes: np.ndarray
@@ -64,7 +65,20 @@ class Subgraphs:
 
 
 def max_subgraph_size(walk_length: int, restarts: int = 1) -> int:
-    """Largest possible subgraph: ``1 + restarts * walk_length`` nodes."""
+    """Largest possible subgraph: ``1 + restarts * walk_length`` nodes.
+
+    Parameters
+    ----------
+    walk_length : int
+        Steps per walk.
+    restarts : int, default=1
+        Walks per root.
+
+    Returns
+    -------
+    size : int
+        The largest number of nodes of a subgraph.
+    """
     return 1 + int(restarts) * int(walk_length)
 
 
@@ -159,10 +173,12 @@ def disjoint_random_walks(indptr: np.ndarray, indices: np.ndarray, walk_length: 
         in a subgraph; roots are drawn among unassigned nodes in rounds of
         ``ceil(remaining / max_size)``.
     generator : numpy.random.Generator
+        The randomness of the roots and the walks.
 
     Returns
     -------
     Subgraphs
+        The disjoint subgraphs, root first.
 
     Examples
     --------
@@ -217,6 +233,24 @@ def rooted_random_walks(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarr
     not depend on the other roots in the call (predictions on a subset equal those on the
     whole set when the generator starts in the same state, e.g.
     :func:`skdpgraph._random.keyed_generator`).
+
+    Parameters
+    ----------
+    indptr, indices : ndarray
+        In-adjacency CSR of the graph (``Graph.indptr``, ``Graph.indices``).
+    roots : array of int
+        The root of each subgraph.
+    walk_length : int
+        Steps per walk.
+    restarts : int, default=1
+        Walks per root.
+    generator : numpy.random.Generator
+        The randomness of the walks (one key is drawn from it).
+
+    Returns
+    -------
+    Subgraphs
+        One subgraph per root, in the order of ``roots``.
 
     Examples
     --------

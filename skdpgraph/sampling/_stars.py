@@ -34,6 +34,7 @@ def star_members(kept: sp.csr_matrix, roots: np.ndarray, size: int,
         Star size S >= 1 (FDP: K + 1). A root with more kept neighbours keeps a uniformly
         random ``S - 1`` of them; dropping edges never breaks the degree bound.
     rng : numpy.random.Generator
+        The randomness of the choice of neighbours.
 
     Returns
     -------
@@ -70,16 +71,16 @@ def star_members(kept: sp.csr_matrix, roots: np.ndarray, size: int,
 
 def star_rows(graph: Graph, roots: np.ndarray, max_degree: int, rng: np.random.Generator, *,
               method: str = "bernoulli") -> sp.csr_matrix:
-    """Degree-bounded stars as rows: at most K kept in-neighbours per root, each node in
-    at most K rows.
+    """Degree-bounded stars as rows: at most K kept in-neighbours per root.
 
-    :func:`~skdpgraph.sampling.bound_star_membership` caps how many roots each node
-    feeds, then :func:`star_members` keeps at most ``K`` neighbours per root. Both are
-    data dependent (see their Notes).
+    Each node is in at most K rows. :func:`~skdpgraph.sampling.bound_star_membership`
+    caps how many roots each node feeds, then :func:`star_members` keeps at most ``K``
+    neighbours per root. Both are data dependent (see their Notes).
 
     Parameters
     ----------
     graph : Graph
+        The graph.
     roots : array-like of int
         Distinct root ids (all nodes of the graph for FDP's private inference).
     max_degree : int
@@ -87,6 +88,7 @@ def star_rows(graph: Graph, roots: np.ndarray, max_degree: int, rng: np.random.G
     rng : numpy.random.Generator
         The degree-sampling stream.
     method : {"bernoulli", "greedy"}, default="bernoulli"
+        How :func:`~skdpgraph.sampling.bound_star_membership` bounds the memberships.
 
     Returns
     -------
@@ -121,6 +123,20 @@ def star_tensors(graph: Graph, members: np.ndarray,
     ``x`` (B, S, F) holds the members' features (zeros for padding), ``adj`` (B, S, S) has
     ``adj[b, 0, j] = 1`` for every real neighbour ``j`` (they send to the root; only the
     root's output is used), ``mask`` (B, S) marks real nodes.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph the ids in ``members`` refer to.
+    members : ndarray of shape (B, S)
+        From :func:`star_members`.
+    device : torch.device or str, default="cpu"
+        Where the tensors are made.
+
+    Returns
+    -------
+    x, adj, mask : Tensor
+        The features, adjacency and mask of the batch.
     """
     members = np.asarray(members)
     mask = members != PAD
@@ -140,11 +156,13 @@ class StarExamples:
     Parameters
     ----------
     graph : Graph
+        The graph the stars are drawn from.
     members : ndarray of shape (n_stars, S)
         From :func:`star_members`.
     labels : ndarray of shape (n_stars,)
         Encoded label of each root.
     device : torch.device or str
+        Where the batches' tensors are made.
     """
 
     def __init__(self, graph: Graph, members: np.ndarray, labels: np.ndarray,

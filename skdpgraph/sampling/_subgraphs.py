@@ -23,6 +23,13 @@ def gather_csr_rows(indptr: np.ndarray, indices: np.ndarray,
                     rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All CSR entries of ``rows``, concatenated.
 
+    Parameters
+    ----------
+    indptr, indices : ndarray
+        The CSR matrix (for a graph: ``Graph.indptr``, ``Graph.indices``).
+    rows : ndarray of int
+        The rows read.
+
     Returns
     -------
     owner : ndarray of shape (n_entries,)
@@ -106,6 +113,7 @@ def pad_subgraphs(graph, table: np.ndarray, *, edges: str = "induced",
     edges : {"induced", "star"}, default="induced"
         See :func:`subgraph_adjacency`.
     device : torch.device or str, default="cpu"
+        Where the tensors are made.
 
     Returns
     -------
@@ -150,13 +158,17 @@ class SubgraphExamples:
     Parameters
     ----------
     graph : Graph
+        The graph the subgraphs are drawn from.
     draw : callable
         ``draw()`` returns a node table of shape (num_examples, S), root in column 0.
     labels : Tensor of shape (num_examples,)
         Label of each example's root.
     resample_every : int, optional
+        Re-draw the subgraphs every this many steps (None: never).
     edges : {"induced", "star"}, default="induced"
+        See :func:`pad_subgraphs`.
     device : torch.device or str, default="cpu"
+        Where the batches' tensors are made.
     """
 
     def __init__(self, graph, draw: Callable[[], np.ndarray], labels: torch.Tensor, *,

@@ -20,7 +20,7 @@ that much noise. A reading aid, not a method of the library.
 
 Usage (from the repository root)::
 
-    python benchmarks/heterpoisson_accountant.py --nodes 22470 --epsilon 8
+    python benchmarks/studies/heterpoisson/heterpoisson_accountant.py --nodes 22470 --epsilon 8
 """
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ node features, applied to the whole graph before fitting (the estimator is uncha
 One JSON line per configuration (5 seeds by default, epsilon 8) is printed and appended to
 ``--out``::
 
-    python benchmarks/drwfdp_feature_probe.py --out benchmarks/results/drwfdp-cora-tune.jsonl \\
+    python benchmarks/studies/drwfdp_features/drwfdp_feature_probe.py \\
+        --out benchmarks/studies/drwfdp_features/drwfdp-cora-tune.jsonl \\
         '{"estimator": "DRWClassifier", "pe": 32, "pe_only": true}'
 """
 
@@ -26,13 +27,13 @@ from pathlib import Path
 for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(var, "1")
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
+REPO_ROOT = Path(__file__).resolve().parents[3]
+sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "benchmarks")]
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 import torch  # noqa: E402
-from sweep import emit_record  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from sweep import emit_record  # noqa: E402  (benchmarks/ is on sys.path)
 
 
 def spectral_embedding(adjacency, k):

@@ -7,7 +7,7 @@ of growing size, in the graph's own (random) node order and in two orders chosen
 structure alone (reverse Cuthill--McKee, and METIS parts of about 4096 nodes), to show
 where the time per edge goes up::
 
-    python benchmarks/sparse_product.py --sizes 100000 300000 1000000 2000000
+    python benchmarks/studies/sparse_product/sparse_product.py --sizes 100000 300000 1000000 2000000
 
 ``--kernels ours pyg`` also times PyG's own neighbour mean on the same graph and dense
 matrix, as a message-passing layer runs it without torch-sparse: gather the source rows
@@ -26,8 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+BENCHMARKS = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(BENCHMARKS))
 import run as runner  # noqa: E402
 
 

@@ -5,8 +5,8 @@ They are module constants (``skdpgraph.privacy._gap_accounting.VOTE_ENCODER_SHAR
 sets them before each configuration and fits node-level GAP with the given extra
 parameters on the same 75/10/15 splits as ``sweep.py``::
 
-    python benchmarks/vote_grid.py --dataset amazon_photo --seeds 5 \\
-        --out benchmarks/results/gap-vote-grid-eps8.jsonl
+    python benchmarks/studies/gap_vote/vote_grid.py --dataset amazon_photo --seeds 5 \\
+        --out benchmarks/studies/gap_vote/gap-vote-grid-eps8.jsonl
 """
 
 import argparse
@@ -14,7 +14,7 @@ import ast
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
 
 from sweep import REPO_ROOT, emit_record, run  # noqa: E402  (sets one torch thread)
 

@@ -8,8 +8,9 @@ seeds (``run.py``'s loader and fit), one JSON line per fit.
 
 Example (from the repository root)::
 
-    python benchmarks/in_degree_default.py --dataset facebook --epsilons 8 4 --seeds 2 \
-        --in-degrees None 10 --out benchmarks/results/in-degree-default-facebook.jsonl
+    python benchmarks/studies/in_degree/in_degree_default.py --dataset facebook \
+        --epsilons 8 4 --seeds 2 \
+        --in-degrees None 10 --out benchmarks/studies/in_degree/in-degree-default-facebook.jsonl
 """
 
 import argparse
@@ -18,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
 
 import run  # noqa: E402  (the benchmark harness: loader, splits, one fit)
 

@@ -1,6 +1,7 @@
 """Time the disjoint random-walk samplers on make_csbm graphs of 10^4..10^6 nodes.
 
-    OMP_NUM_THREADS=1 python benchmarks/drw_sampler_timing.py [--sizes 10000 100000 1000000]
+    OMP_NUM_THREADS=1 python benchmarks/studies/drw_sampler/drw_sampler_timing.py \
+        [--sizes 10000 100000 1000000]
 
 Prints one row per graph size and sampler: seconds per full partition (median of
 ``--repeats``), the number of subgraphs and their mean size. ``roots=all`` is the paper's

@@ -5,7 +5,7 @@ number of possible edges of the N public nodes (the default). Both deltas are pa
 explicitly, so the comparison runs on any version of the library. 75/10/15 split as
 ``benchmarks/run.py`` makes it, epsilon 1 and 4, seeds 0 and 1, one torch thread::
 
-    PYTHONPATH=. python benchmarks/default_delta_cost.py amazon_photo
+    PYTHONPATH=. python benchmarks/studies/default_delta/default_delta_cost.py amazon_photo
 """
 
 import json

@@ -5,12 +5,12 @@ accountant; the result is cached for later fits with the same plan, so only the 
 of a plan pays. This script clears the accountant's caches before every fit and reports the
 seconds spent inside ``calibrate_noise_multiplier`` next to the whole fit::
 
-    python benchmarks/calibration.py --dataset cora --repeats 3
-    python benchmarks/calibration.py --dataset amazon_computers --repeats 3
+    python benchmarks/studies/calibration/calibration.py --dataset cora --repeats 3
+    python benchmarks/studies/calibration/calibration.py --dataset amazon_computers --repeats 3
 
 One torch thread; the mean over ``--repeats`` fits. It patches the calibration function
 where the plan modules import it, so it also measures older versions of the library
-(``PYTHONPATH=/path/to/old/checkout python benchmarks/calibration.py ...``).
+(``PYTHONPATH=/path/to/old/checkout python benchmarks/studies/calibration/calibration.py ...``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+BENCHMARKS = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(BENCHMARKS))
 import run as runner  # noqa: E402
 
 ESTIMATORS = ["dpmlp", "gap-ndp", "progap-ndp", "drw", "fdp"]

@@ -8,7 +8,7 @@ same run, on the very graph the model was trained on.
 ``predict`` and ``evaluate`` rebuild the graph from the tables. By default that is a new
 graph to the estimator: an estimator whose outputs are noisy makes a new release with fresh
 noise and records it in ``privacy_.releases``; the model file is rewritten with it before
-any output is written (see :mod:`skdpgraph._cli_files`). With ``--fitted-graph`` the user
+any output is written (see :mod:`skdpgraph.cli._files`). With ``--fitted-graph`` the user
 states that the tables are the training tables: after public checks (node count, feature
 count, direction; a mismatch is an error) the releases paid in ``fit`` and kept in the model
 serve the predictions, at no cost and with the fit-time noise, and the model file is left
@@ -27,120 +27,30 @@ import ast
 import sys
 import time
 
-from skdpgraph._cli_tables import add_selection_arguments, add_table_arguments
+from skdpgraph._discovery import all_estimators, command_name
+from skdpgraph.cli._files import (
+    announce_releases, check_outputs, keep_releases, load_model, release_count, save_model,
+    write_report_json,
+)
+from skdpgraph.cli._tables import TableError, load_tables, selected_rows
 
-__all__ = ["ESTIMATORS", "add_evaluate_parser", "add_fit_parser", "add_predict_parser",
-           "estimator_class"]
-
-#: ``--estimator`` choices: CLI name -> class name in :mod:`skdpgraph.estimators`. Kept here,
-#: not read from the package, so that ``--help`` does not import torch; a test checks that it
-#: lists every ``*Classifier`` of the package.
-ESTIMATORS = {
-    "dpmlp": "DPMLPClassifier",
-    "dpnode": "DPNodeClassifier",
-    "drw": "DRWClassifier",
-    "fdp": "FDPClassifier",
-    "gap": "GAPClassifier",
-    "progap": "ProGAPClassifier",
-    "rgnn": "RGNNClassifier",
-}
+__all__ = ["estimator_class", "run_evaluate", "run_fit", "run_predict"]
 
 
 def estimator_class(name: str) -> type:
-    """The estimator class of ``--estimator name``."""
-    import importlib
+    """The estimator class of ``--estimator name``.
 
-    return getattr(importlib.import_module("skdpgraph.estimators"), ESTIMATORS[name])
+    Parameters
+    ----------
+    name : str
+        A command name of a registered estimator (``"gap"``).
 
-
-# ----------------------------------------------------------------------------- parsers
-def _add_common_arguments(parser, *, report_for: str) -> None:
-    parser.add_argument("--report-json", default=None, metavar="FILE",
-                        help=f"also write the model's privacy report, {report_for}, to this "
-                             "file as JSON (privacy_.to_dict(); inf written as \"inf\")")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="show progress on stderr (fit: the estimator's progress bar too, "
-                             "whose training loss the privacy report then lists as not "
-                             "covered)")
-
-
-def add_fit_parser(subparsers) -> None:
-    """Register ``skdpgraph fit``."""
-    parser = subparsers.add_parser(
-        "fit", help="train an estimator on CSV node and edge tables",
-        description="Train on the labelled rows of the node table (or those a split column "
-                    "or an id list selects), save the model with joblib and print its privacy "
-                    "report. Rows with an empty label are unlabelled nodes: part of the graph, "
-                    "never trained on. Output paths are checked before training.")
-    add_table_arguments(parser)
-    add_selection_arguments(parser, default_value="train", purpose="train on (default: all)")
-    parser.add_argument("--estimator", required=True, type=str.lower,
-                        choices=sorted(ESTIMATORS), metavar="NAME",
-                        help="estimator to train: " + ", ".join(
-                            f"{name} ({cls})" for name, cls in sorted(ESTIMATORS.items())))
-    parser.add_argument("--epsilon", type=float, default=None,
-                        help="privacy budget, passed as epsilon= to the estimator (default: "
-                             "the estimator's); inf trains without privacy")
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="an estimator parameter, e.g. --param epochs=20 (repeatable; "
-                             "values are Python literals, else text)")
-    parser.add_argument("--random-state", type=int, default=None, metavar="SEED",
-                        help="seed of the estimator's random_state (default: unseeded)")
-    parser.add_argument("--model", required=True, metavar="FILE",
-                        help="where to save the fitted model (joblib)")
-    parser.add_argument("--predictions", default=None, metavar="CSV",
-                        help="also write predictions of the unlabelled rows to this CSV")
-    _add_common_arguments(parser, report_for="after training")
-    parser.set_defaults(func=_guarded(_run_fit, "fit"))
-
-
-def _add_fitted_graph_argument(parser) -> None:
-    parser.add_argument("--fitted-graph", action="store_true",
-                        help="the tables are the ones the model was trained on (same rows and "
-                             "edges): reuse the noisy releases paid for in fit, at no cost and "
-                             "with the fit-time predictions, instead of a new release. Only "
-                             "public sizes are checked (node count, feature columns, "
-                             "direction); a mismatch is an error")
-
-
-def add_predict_parser(subparsers) -> None:
-    """Register ``skdpgraph predict``."""
-    parser = subparsers.add_parser(
-        "predict", help="predict the unlabelled nodes of CSV tables with a saved model",
-        description="Predict the unlabelled rows (or, with --all, every row) of the tables "
-                    "with a model saved by skdpgraph fit, and write id, prediction and class "
-                    "probabilities to a CSV. A release the prediction makes is saved in the "
-                    "model file before the CSV is written; on the training tables, "
-                    "--fitted-graph reuses the releases paid for in fit instead.")
-    add_table_arguments(parser)
-    parser.add_argument("--model", required=True, metavar="FILE",
-                        help="model saved by skdpgraph fit (rewritten if a release is made)")
-    parser.add_argument("--output", required=True, metavar="CSV", help="predictions CSV to write")
-    parser.add_argument("--all", action="store_true", help="predict every row, labelled or not")
-    _add_fitted_graph_argument(parser)
-    _add_common_arguments(parser, report_for="with any release this prediction makes")
-    parser.set_defaults(func=_guarded(_run_predict, "predict"))
-
-
-def add_evaluate_parser(subparsers) -> None:
-    """Register ``skdpgraph evaluate``."""
-    parser = subparsers.add_parser(
-        "evaluate", help="accuracy of a saved model on the nodes you name",
-        description="Accuracy of a model saved by skdpgraph fit on the labelled rows that "
-                    "--split-column or --ids selects. It never scores every labelled row "
-                    "unless told to (--all-labelled): those include the training nodes. A "
-                    "release the scoring makes is saved in the model file; on the training "
-                    "tables, --fitted-graph reuses the releases paid for in fit instead.")
-    add_table_arguments(parser)
-    add_selection_arguments(parser, default_value="test", purpose="score (required)")
-    parser.add_argument("--all-labelled", action="store_true",
-                        help="score every labelled row (only for tables without training "
-                             "nodes)")
-    parser.add_argument("--model", required=True, metavar="FILE",
-                        help="model saved by skdpgraph fit (rewritten if a release is made)")
-    _add_fitted_graph_argument(parser)
-    _add_common_arguments(parser, report_for="with any release this scoring makes")
-    parser.set_defaults(func=_guarded(_run_evaluate, "evaluate"))
+    Returns
+    -------
+    cls : type
+        Its class, from :func:`skdpgraph.all_estimators`.
+    """
+    return {command_name(cls_name): cls for cls_name, cls in all_estimators()}[name]
 
 
 def _guarded(run, command: str):
@@ -198,14 +108,8 @@ def _make_estimator(args):
     return estimator.set_params(**params)
 
 
-# ----------------------------------------------------------------------------- commands
 def _run_fit(args) -> int:
     import numpy as np
-
-    from skdpgraph._cli_files import (
-        announce_releases, check_outputs, save_model, write_report_json,
-    )
-    from skdpgraph._cli_tables import TableError, load_tables, selected_rows
 
     check_outputs({"--model": args.model, "--predictions": args.predictions,
                    "--report-json": args.report_json},
@@ -235,9 +139,7 @@ def _run_fit(args) -> int:
     announce_releases(estimator, 0, args.model)
     if table is not None:
         _write_table(table, args.predictions)
-    write_report_json(estimator, args.report_json)
-    print(estimator.privacy_)
-    return 0
+    return _report(args, estimator)
 
 
 def _predictions(args, estimator, graph, ids, mask):
@@ -261,9 +163,6 @@ def _write_table(table, path: str) -> None:
 
 
 def _load(args, *, need_labels: bool):
-    from skdpgraph._cli_files import load_model
-    from skdpgraph._cli_tables import load_tables
-
     _progress(args, f"loading {args.model}")
     saved = load_model(args.model)
     _progress(args, f"reading {args.nodes}" + (f" and {args.edges}" if args.edges else ""))
@@ -292,7 +191,6 @@ def _mark_fitted_graph(estimator, graph, path: str) -> None:
 
 def _suggest_fitted_graph(args, estimator, graph, before: int) -> None:
     """After a new release on tables with the fitted graph's public sizes, name the flag."""
-    from skdpgraph._cli_files import release_count
 
     if (args.fitted_graph or release_count(estimator) <= before
             or not _chosen(estimator)._keeps_fit_releases()
@@ -303,53 +201,55 @@ def _suggest_fitted_graph(args, estimator, graph, before: int) -> None:
           "--fitted-graph reuses the releases paid for in fit at no cost.")
 
 
-def _run_predict(args) -> int:
-    import numpy as np
-
-    from skdpgraph._cli_files import (
-        check_outputs, keep_releases, release_count, write_report_json,
-    )
-
-    check_outputs({"--output": args.output, "--report-json": args.report_json},
-                  {"--nodes": args.nodes, "--edges": args.edges, "--model": args.model})
-    saved, tables = _load(args, need_labels=False)
+def _use_saved_model(args, saved, tables, use):
+    """``use(estimator)``; a release it makes is saved in the model file, even if it fails."""
     estimator = saved["estimator"]
-    mask = np.ones(tables.graph.num_nodes, bool) if args.all else ~tables.labelled
     before = release_count(estimator)
     try:
-        table = _predictions(args, estimator, tables.graph, tables.ids, mask)
-    finally:  # a release is saved before anything is written, even if predicting failed
+        result = use(estimator)
+    finally:  # a release is saved before anything is written
         keep_releases(saved, before, args.model)
     _suggest_fitted_graph(args, estimator, tables.graph, before)
-    _write_table(table, args.output)
+    return result
+
+
+def _report(args, estimator) -> int:
+    """Write the JSON privacy report if asked, print the report; exit code 0."""
     write_report_json(estimator, args.report_json)
     print(estimator.privacy_)
     return 0
 
 
-def _run_evaluate(args) -> int:
+def _run_predict(args) -> int:
     import numpy as np
 
-    from skdpgraph._cli_files import (
-        check_outputs, keep_releases, release_count, write_report_json,
-    )
-    from skdpgraph._cli_tables import selected_rows
+    check_outputs({"--output": args.output, "--report-json": args.report_json},
+                  {"--nodes": args.nodes, "--edges": args.edges, "--model": args.model})
+    saved, tables = _load(args, need_labels=False)
+    mask = np.ones(tables.graph.num_nodes, bool) if args.all else ~tables.labelled
+    table = _use_saved_model(args, saved, tables, lambda estimator: _predictions(
+        args, estimator, tables.graph, tables.ids, mask))
+    _write_table(table, args.output)
+    return _report(args, saved["estimator"])
+
+
+def _run_evaluate(args) -> int:
+    import numpy as np
 
     check_outputs({"--report-json": args.report_json},
                   {"--nodes": args.nodes, "--edges": args.edges, "--ids": args.ids,
                    "--model": args.model})
     saved, tables = _load(args, need_labels=True)
     rows = selected_rows(args, tables, required=True, command="evaluate")
-    estimator = saved["estimator"]
-    before = release_count(estimator)
+    labels = np.array(tables.labels, dtype=object)[rows].astype(str)
     _progress(args, f"scoring {rows.size} nodes")
-    try:
-        accuracy = estimator.score(tables.graph.nodes(rows),
-                                   np.array(tables.labels, dtype=object)[rows].astype(str))
-    finally:
-        keep_releases(saved, before, args.model)
-    _suggest_fitted_graph(args, estimator, tables.graph, before)
+    accuracy = _use_saved_model(args, saved, tables, lambda estimator: estimator.score(
+        tables.graph.nodes(rows), labels))
     print(f"accuracy: {accuracy:.4f} on {rows.size} labelled nodes")
-    write_report_json(estimator, args.report_json)
-    print(estimator.privacy_)
-    return 0
+    return _report(args, saved["estimator"])
+
+
+#: The commands' ``func``: errors become one ``error:`` line and exit code 2.
+run_fit = _guarded(_run_fit, "fit")
+run_predict = _guarded(_run_predict, "predict")
+run_evaluate = _guarded(_run_evaluate, "evaluate")

@@ -5,7 +5,7 @@ part, ``GridSearchCV`` over ``lr`` in ``[0.01, 0.1]`` with ``cv=3`` (7 fits: 2 c
 folds, then the refit), inside ``with PrivacyLedger() as ledger``. Records the ledger's RDP
 total and the sum of the fits' own epsilons (basic composition), one torch thread::
 
-    PYTHONPATH=. python benchmarks/counting_example.py
+    PYTHONPATH=. python benchmarks/studies/counting_example/counting_example.py
 """
 
 import argparse
@@ -18,7 +18,7 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from skdpgraph import DPMLPClassifier, PrivacyLedger
 from skdpgraph.datasets import make_csbm
 
-OUT = Path(__file__).resolve().parent / "results" / "counting-readme-search.json"
+OUT = Path(__file__).resolve().parent / "counting-readme-search.json"
 
 
 def main(argv=None) -> None:

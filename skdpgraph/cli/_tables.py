@@ -24,8 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TableError", "Tables", "add_table_arguments", "add_selection_arguments",
-           "canonical_label", "load_tables", "selected_rows"]
+__all__ = ["TableError", "Tables", "canonical_label", "load_tables", "selected_rows"]
 
 
 class TableError(ValueError):
@@ -48,50 +47,6 @@ class Tables:
         import numpy as np
 
         return np.array([label is not None for label in self.labels], dtype=bool)
-
-
-def add_table_arguments(parser) -> None:
-    """The ``tables`` option group, shared by every command that reads the tables."""
-    tables = parser.add_argument_group("tables")
-    tables.add_argument("--nodes", required=True, metavar="CSV",
-                        help="node table: one row per node with an id, features and a label")
-    tables.add_argument("--edges", default=None, metavar="CSV",
-                        help="edge table: one row per edge, source and target ids "
-                             "(default: a graph without edges)")
-    tables.add_argument("--id-column", default="id", metavar="NAME",
-                        help="node id column of the node table (default: id)")
-    tables.add_argument("--label-column", default="label", metavar="NAME",
-                        help="label column; empty cells mark unlabelled nodes; 1 and 1.0 are "
-                             "one class (default: label)")
-    tables.add_argument("--feature-columns", default=None, type=_comma_list, metavar="A,B,...",
-                        help="comma-separated feature columns (default: every column other "
-                             "than the id, label and split columns; predict and evaluate use "
-                             "the columns saved in the model)")
-    tables.add_argument("--source-column", default="source", metavar="NAME",
-                        help="source id column of the edge table (default: source)")
-    tables.add_argument("--target-column", default="target", metavar="NAME",
-                        help="target id column of the edge table (default: target)")
-    tables.add_argument("--directed", action="store_true",
-                        help="treat edges as directed (default: each edge goes both ways)")
-
-
-def add_selection_arguments(parser, *, default_value: str, purpose: str) -> None:
-    """The ``node selection`` option group: which rows a command trains on or scores."""
-    group = parser.add_argument_group(
-        "node selection", f"the labelled rows to {purpose}: a split column or an id list")
-    group.add_argument("--split-column", default=None, metavar="NAME",
-                       help="select the rows whose cell in this column equals --split-value "
-                            "(the column is not a feature)")
-    group.add_argument("--split-value", default=default_value, metavar="VALUE",
-                       help=f"value of --split-column that selects a row (default: "
-                            f"{default_value})")
-    group.add_argument("--ids", default=None, metavar="FILE",
-                       help="select the rows whose id is listed in this text file, one id "
-                            "per line")
-
-
-def _comma_list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def canonical_label(value: Any) -> str | None:

@@ -2,7 +2,7 @@
 
 Example (from the repository root)::
 
-    python benchmarks/clipping_methods.py --dataset amazon_computers --steps 50
+    python benchmarks/studies/clipping/clipping_methods.py --dataset amazon_computers --steps 50
 
 Every method computes the same thing, the sum over a batch of each example's gradient
 clipped to C, for DP-MLP's default model (two linear layers, width 64) on ``--batch-size``
@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[1]))  # benchmarks/
+sys.path.insert(1, str(HERE.parents[2]))  # the repository
 
 import run as runner  # noqa: E402
 
@@ -143,7 +143,7 @@ def main(argv=None):
           f"{args.batch_size}, {args.steps} steps, {args.threads} thread(s)")
     for r in rows:
         print(f"  {r['method']:>12s}  {r['median_ms']:7.2f} ms/step  {r['ratio']:5.2f}x")
-    out = args.out or HERE / "results" / f"overhead-clipping-methods-{args.dataset}.json"
+    out = args.out or HERE / f"overhead-clipping-methods-{args.dataset}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {"config": vars(args) | {"data_root": str(args.data_root), "out": str(out)},
                "environment": runner.environment(args), "rows": rows}

@@ -8,7 +8,7 @@ the columns are min-max scaled beforehand and binned over ``(0, 1)``), on
 epsilon_x = epsilon_y = 1 (``epsilon=11``, ``epsilon_labels=1``, m = 10 sampled features),
 ``label_hops=2``, 60 epochs, seeds 0 to 7, one torch thread::
 
-    PYTHONPATH=. python benchmarks/rgnn_feature_range.py
+    PYTHONPATH=. python benchmarks/studies/rgnn_feature_range/rgnn_feature_range.py
 """
 
 import argparse
@@ -21,7 +21,7 @@ import torch
 from skdpgraph import Graph, RGNNClassifier
 from skdpgraph.datasets import make_csbm
 
-OUT = Path(__file__).resolve().parent / "results" / "rgnn-feature-range-csbm.json"
+OUT = Path(__file__).resolve().parent / "rgnn-feature-range-csbm.json"
 
 
 def main(argv=None) -> None:

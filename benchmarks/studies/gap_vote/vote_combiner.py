@@ -15,15 +15,15 @@ defaults, takes those two inputs (the encoder's output and the vote release paid
 
 Same 75/10/15 splits as ``sweep.py``::
 
-    python benchmarks/vote_combiner.py --dataset amazon_computers --seeds 5 \\
-        --out benchmarks/results/vote-combiner-gap-node-eps8.jsonl
+    python benchmarks/studies/gap_vote/vote_combiner.py --dataset amazon_computers --seeds 5 \\
+        --out benchmarks/studies/gap_vote/vote-combiner-gap-node-eps8.jsonl
 """
 
 import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
 
 from sweep import REPO_ROOT, emit_record  # noqa: E402  (sets one torch thread)
 

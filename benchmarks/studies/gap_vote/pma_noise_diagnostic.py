@@ -6,7 +6,8 @@ the plan, the accountant and both DP-SGD runs stay as calibrated. The reported e
 therefore wrong for any scale below 1; the accuracies say how much of the gap to the
 non-private model the aggregation noise alone explains::
 
-    python benchmarks/pma_noise_diagnostic.py --dataset amazon_computers --scale 0 0.5 1
+    python benchmarks/studies/gap_vote/pma_noise_diagnostic.py --dataset amazon_computers \
+        --scale 0 0.5 1
 
 Random 75/10/15 splits, seeds ``0..SEEDS-1``, fit on the training part, test accuracy in %,
 one torch thread.
@@ -20,13 +21,13 @@ from pathlib import Path
 for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(var, "1")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[:0] = [str(Path(__file__).resolve().parents[i]) for i in (3, 2)]  # repo, benchmarks/
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from sweep import emit_record  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from sweep import emit_record  # noqa: E402  (benchmarks/ is on sys.path)
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def accuracy_at_scale(dataset, scale: float, seeds: int, epsilon: float) -> list[float]:

@@ -1,80 +1,22 @@
-"""Command-line interface: ``skdpgraph demo|fit|predict|evaluate``.
+"""``skdpgraph demo``: every registered estimator on the built-in synthetic graph."""
 
-Each subcommand is one ``add_<name>_parser(subparsers)`` function that registers its parser and
-sets ``func`` (a callable ``args -> exit code``) as the parser default; ``_SUBCOMMANDS`` lists them
-in help order. ``demo`` lives here; ``fit``, ``predict`` and ``evaluate`` in
-:mod:`skdpgraph._cli_commands`, which reads tables with :mod:`skdpgraph._cli_tables` and writes
-files with :mod:`skdpgraph._cli_files`.
-
-Heavy imports (torch, pandas, the estimators) happen inside the subcommand, so
-``skdpgraph --help`` is fast.
-"""
+from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 
-
-def main(argv=None) -> int:
-    """Run the ``skdpgraph`` command line and return its exit code.
-
-    Parameters
-    ----------
-    argv : list of str, default=None
-        Arguments without the program name; ``None`` reads ``sys.argv[1:]``.
-
-    Returns
-    -------
-    code : int
-        0 on success, non-zero on failure.
-    """
-    parser = _build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version and usage errors: a code, like the commands
-        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
-    if getattr(args, "func", None) is None:
-        parser.print_help(sys.stderr)
-        return 2
-    return args.func(args)
+__all__ = ["add_demo_parser"]
 
 
-def _build_parser():
-    parser = argparse.ArgumentParser(
-        prog="skdpgraph",
-        description="Differentially private graph neural networks with a scikit-learn API.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
-                        help="show the installed skdpgraph version and exit")
-    subparsers = parser.add_subparsers(
-        title="commands", dest="command", metavar="COMMAND",
-        help="one of the commands below; 'skdpgraph COMMAND --help' describes its options")
-    for add_parser in _SUBCOMMANDS:
-        add_parser(subparsers)
-    return parser
-
-
-def _version():
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("skdpgraph")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "unknown"
-
-
-# ---------------------------------------------------------------------------------------------
-# demo
-
-
-def _add_demo_parser(subparsers):
+def add_demo_parser(subparsers) -> None:
+    """Register ``skdpgraph demo``."""
     parser = subparsers.add_parser(
         "demo",
         help="train every registered estimator on the built-in synthetic graph",
         description=(
-            "Train every estimator registered in skdpgraph.estimators.DEMO_ESTIMATORS on a "
-            "contextual stochastic block model graph (skdpgraph.datasets.make_csbm), on a "
+            "Train every estimator of skdpgraph.all_estimators(), in the demo's settings, on "
+            "a contextual stochastic block model graph (skdpgraph.datasets.make_csbm), on a "
             "stratified 70/30 node split, and print test accuracy, the privacy budget spent, "
             "the privacy unit and the fit time of each."
         ),
@@ -89,14 +31,10 @@ def _add_demo_parser(subparsers):
 def _run_demo(args):
     from sklearn.model_selection import train_test_split
 
+    from skdpgraph.cli._demo_estimators import demo_estimators
     from skdpgraph.datasets import make_csbm
 
-    estimators = _demo_estimators()
-    if not estimators:
-        print("No estimators are registered in skdpgraph.estimators.DEMO_ESTIMATORS; "
-              "nothing to train.")
-        return 1
-
+    estimators = demo_estimators()
     csbm_kwargs = {} if args.n_nodes is None else {"n_nodes": args.n_nodes}
     ds = make_csbm(random_state=args.seed, **csbm_kwargs)
     nodes = ds.nodes()
@@ -120,19 +58,6 @@ def _run_demo(args):
     print(f"\ntotal {time.perf_counter() - total_start:.1f} s; "
           "accuracy on held-out nodes; epsilon_spent_ is an upper bound from the accountant.")
     return 1 if failed else 0
-
-
-def _demo_estimators():
-    """Return ``skdpgraph.estimators.DEMO_ESTIMATORS``, or ``{}`` if it does not exist yet."""
-    import importlib
-
-    try:
-        module = importlib.import_module("skdpgraph.estimators")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("skdpgraph.estimators", "skdpgraph"):
-            raise  # a real missing dependency: do not hide it
-        return {}
-    return dict(getattr(module, "DEMO_ESTIMATORS", {}))
 
 
 def _fit_one(name, factory, seed, X_train, y_train, X_test, y_test):
@@ -196,17 +121,3 @@ def _positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
-
-
-# Subcommands in help order; each registers its parser and sets `func`.
-from skdpgraph._cli_commands import (  # noqa: E402  (light module: imports stay lazy)
-    add_evaluate_parser,
-    add_fit_parser,
-    add_predict_parser,
-)
-
-_SUBCOMMANDS = [_add_demo_parser, add_fit_parser, add_predict_parser, add_evaluate_parser]
-
-
-if __name__ == "__main__":
-    sys.exit(main())
