@@ -73,6 +73,8 @@ from skdpgraph.privacy import (
     spend_of_report,
 )
 from skdpgraph.privacy import OrderHint
+from skdpgraph.training import (Callback, EpsilonTracker, Generators, OptimizerSettings,
+                                ProgressBar, TrainingStage)
 
 __all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "PRIVATE_HISTORY_KEYS",
            "VERBOSE_NOT_COVERED"]
@@ -293,36 +295,31 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ training stages
-    def _running_epsilon(self, plan: PrivacyPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None, integer_orders: bool = False) -> float:
-        """Epsilon spent after ``steps`` steps of ``stage``: ``history_``'s and the bar's.
-
-        From the plan's accountant (``inf`` when not private); ``hint`` carries the best
-        RDP order from one epoch's search to the next; ``integer_orders=True`` gives the
-        cheaper bound on the integer orders. Estimators whose plan has several stages or a
-        release after training override this.
-        """
-        if not plan.private:
-            return math.inf
-        return plan.epsilon(self.delta_, steps, hint=hint, integer_orders=integer_orders)
-
     def _stage_options(self, plan: PrivacyPlan, stage: str, streams: RandomStreams,
-                       **epsilon_options) -> dict:
+                       *callbacks: Callback | None, name: str | None = None,
+                       **epsilon_options: Any) -> dict:
         """The arguments of :func:`~skdpgraph.training.train_dpsgd` that every stage shares.
 
-        Fresh batch and noise streams, the stage's name in ``history_``, its progress bar
-        and its running epsilon, with the cheaper bound on the integer orders and, as its
-        cap, the fit's epsilon from the budget check (``epsilon_options`` go to
-        :meth:`_running_epsilon`).
+        Adam at ``lr``, fresh batch and noise streams, the stage's ``name`` in ``history_``
+        (``stage`` by default) and its callbacks: the running epsilon of the plan's run
+        ``stage`` (:meth:`~skdpgraph.privacy.PrivacyPlan.running_epsilon`, with
+        ``epsilon_options``; the cheaper bound on the integer orders and, as its cap, the
+        fit's epsilon from the budget check), then ``callbacks`` (None ones skipped), then
+        the progress bar where ``verbose``.
         """
-        running = functools.partial(self._running_epsilon, plan, stage, **epsilon_options)
-        return dict(generator=streams.torch("batches"),
-                    noise_generator=streams.torch("noise", self.device_), stage=stage,
-                    epsilon_at=functools.partial(running, hint=OrderHint()),
-                    epsilon_bound_at=functools.partial(running, hint=OrderHint(),
-                                                       integer_orders=True),
-                    epsilon_cap=getattr(self, "_planned_epsilon_", None),
-                    verbose=bool(self.verbose), description=f"{type(self).__name__} {stage}")
+        name = stage if name is None else name
+        description = f"{type(self).__name__} {name}"
+        running = functools.partial(plan.running_epsilon, self.delta_, stage, **epsilon_options)
+        tracker = EpsilonTracker(
+            functools.partial(running, hint=OrderHint()),
+            bound_at=functools.partial(running, hint=OrderHint(), integer_orders=True),
+            cap=getattr(self, "_planned_epsilon_", None))
+        bar = (ProgressBar(description),) if self.verbose else ()
+        return dict(optimizer=OptimizerSettings(lr=self.lr),
+                    generators=Generators(streams.torch("batches"),
+                                          streams.torch("noise", self.device_)),
+                    callbacks=(tracker, *(c for c in callbacks if c), *bar),
+                    stage=TrainingStage(name, description))
 
     # ------------------------------------------------------------------ validation
     #: Held out by ``validation_fraction="auto"`` where labels are public...

@@ -15,7 +15,7 @@ from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.nn import (GAPClassificationModule, GAPEncoder, class_log_probabilities,
                           class_probabilities, embed_nodes, hop_inputs, with_known_labels)
-from skdpgraph.privacy import GAPPlan, OrderHint, plan_gap
+from skdpgraph.privacy import GAPPlan, plan_gap
 from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
 __all__ = ["GAPClassifier"]
@@ -337,14 +337,11 @@ class GAPClassifier(BaseDPClassifier):
         """
         best = held and BestEpoch(inputs(held[0]).to(self.device_), held[1])  # public labels
         with streams.initialisation():
-            options = self._stage_options(plan, stage, streams, index=index)
-            if name is not None:
-                options.update(stage=name, description=f"{type(self).__name__} {name}")
+            options = self._stage_options(plan, stage, streams, best, name=name, index=index)
             result = train_dpsgd(
                 build().to(self.device_), TensorExamples(
                     inputs(nodes), torch.from_numpy(y), device=self.device_),
-                per_example_cross_entropy, getattr(plan, stage), lr=self.lr,
-                on_epoch=best, **options)
+                per_example_cross_entropy, getattr(plan, stage), **options)
         return (best.restore(result.module) if best else result.module).cpu(), result.history
 
     def _aggregate(self, graph: Graph, streams: RandomStreams, labelled=None) -> torch.Tensor:
@@ -375,13 +372,6 @@ class GAPClassifier(BaseDPClassifier):
 
     def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:
         return self._plan_.unit, self._plan_.relation
-
-    def _running_epsilon(self, plan: GAPPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None, integer_orders: bool = False,
-                         index: int = 0) -> float:
-        # inf when not private; index: the encoder run of a progressive plan
-        return plan.running_epsilon(self.delta_, stage, steps, index=index, hint=hint,
-                                    integer_orders=integer_orders)
 
     _inference = staticmethod(lambda plan: plan.inference)  # the plan states both
 

@@ -13,16 +13,17 @@ from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DP_CONSTRAINTS, DPSGD_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.nn import CONVS, GNN, InNeighbourMean, ProbabilityAverage, train_llp_gnn
+from skdpgraph.nn import CONVS, GNN, InNeighbourMean, ProbabilityAverage
 from skdpgraph.preprocessing import (bag_label_proportions, client_generators, feature_schema,
                                      held_out_label_hops, holdout_split,
                                      mean_propagation_operator, noisy_label_means,
                                      propagation_hops, reconstruct_from_clients,
                                      reconstruct_labels)
-from skdpgraph.privacy import (LocalDPPlan, OrderHint, grr_fs_epsilon, grr_probabilities,
+from skdpgraph.privacy import (LocalDPPlan, grr_fs_epsilon, grr_probabilities,
                                grr_randomize, label_transition_matrix, plan_local_grr,
                                split_local_budget)
 from skdpgraph.sampling import metis_partition
+from skdpgraph.training import train_llp_gnn
 
 __all__ = ["RGNNClassifier"]
 
@@ -277,10 +278,6 @@ class RGNNClassifier(BaseDPClassifier):
 
     _protected_units = staticmethod(lambda nodes: 0)  # pure local DP: delta 0
 
-    def _running_epsilon(self, plan: LocalDPPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None, integer_orders: bool = False) -> float:
-        return plan.epsilon(self.delta_)  # every report is made before training
-
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
         self.feature_encoder_, self.domain_sizes_ = feature_schema(
             nodes.graph.x, randomize=self.randomize, feature_type=self.feature_type,
@@ -332,8 +329,9 @@ class RGNNClassifier(BaseDPClassifier):
         members, self.history_, best = [], [], []
         for i in range(self.ensemble_size):
             stage = "classifier" if self.ensemble_size == 1 else f"classifier {i + 1}"
-            module, history, best_epoch = fit_gnn(self.label_hops_, train, val, stage=stage,
-                                                  epsilon=self._running_epsilon(plan, stage, 0))
+            module, history, best_epoch = fit_gnn(
+                self.label_hops_, train, val, stage=stage,
+                epsilon=plan.running_epsilon(self.delta_, stage, 0))
             members.append(module.cpu().eval())
             self.history_ += history
             best.append(best_epoch)
