@@ -305,6 +305,18 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
                     callbacks=(tracker, *(c for c in callbacks if c), *bar),
                     stage=TrainingStage(name, description))
 
+    def __getstate__(self) -> dict:
+        # Fingerprints identify the private data exactly: never pickled. After loading, a
+        # cached release serves its graph's random uid, and a release paid in fit serves a
+        # graph the user marks as the fitted one (public sizes checked): no content is read.
+        # A release the epsilon does not fully cover stays in memory.
+        state = dict(super().__getstate__())  # a copy: never strip the live estimator
+        if "_release_cache_" in state:
+            state["_release_cache_"] = [
+                {**entry, "fingerprint": None}
+                for entry in state["_release_cache_"] if entry["keep_in_pickle"]]
+        return state
+
     # ------------------------------------------------------------------ predict
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities of the nodes ``X``, shape (n_nodes, n_classes)."""

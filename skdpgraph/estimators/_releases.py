@@ -24,7 +24,8 @@ class ReleaseCache:
 
     A fitted estimator's ``predict`` on a graph reuses the release paid for that graph
     (in ``fit``, or by an earlier prediction) or makes a new one with fresh noise and
-    records it (:meth:`_release`); fingerprints of the private data are never pickled.
+    records it (:meth:`_release`). Entries hold a ``fingerprint`` of their graph's
+    content, which ``BaseDPClassifier.__getstate__`` leaves out of every pickle.
     See :meth:`mark_fitted_graph` for an example.
     """
 
@@ -179,15 +180,3 @@ class ReleaseCache:
             {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind, "value": value,
              "paid_in_fit": False, "keep_in_pickle": keep_in_pickle}]
         return value
-
-    def __getstate__(self) -> dict:
-        # Fingerprints identify the private data exactly: never pickled. After loading, a
-        # cached release serves its graph's random uid, and a release paid in fit serves a
-        # graph the user marks as the fitted one (public sizes checked): no content is read.
-        # A release the epsilon does not fully cover stays in memory.
-        state = dict(super().__getstate__())  # a copy: never strip the live estimator
-        if "_release_cache_" in state:
-            state["_release_cache_"] = [
-                {**entry, "fingerprint": None}
-                for entry in state["_release_cache_"] if entry["keep_in_pickle"]]
-        return state
