@@ -1,4 +1,9 @@
-"""RGNN's full-batch training: cross-entropy plus a label-proportion term, no DP-SGD."""
+"""RGNN's full-batch training: cross-entropy plus a label-proportion term, no DP-SGD.
+
+The loop is :func:`~skdpgraph.training.run_epochs` on a non-private plan of one example
+(the whole graph) and one step per epoch, with callbacks for the training accuracy and the
+held-out epoch selection.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from skdpgraph._progress import EpochProgress, epoch_record
 from skdpgraph.nn import InNeighbourMean, forward_corrected_loss, llp_loss
+from skdpgraph.privacy import DPSGDPlan
+from skdpgraph.training._callbacks import Callback, EpsilonTracker, ProgressBar
+from skdpgraph.training._loop import TrainingStage, run_epochs
+from skdpgraph.training._optimizers import OptimizerSettings, make_optimizer
+from skdpgraph.training._stepper import Stepper
 
 __all__ = ["train_llp_gnn"]
 
@@ -79,43 +88,110 @@ def train_llp_gnn(module: nn.Module, x, edge_index, train_index, targets, bag, p
     x, edge_index, train_index, targets, bag, proportions = (
         _tensor(a, device) for a in (x, edge_index, train_index, targets, bag, proportions))
     supervised, hard = _supervision(targets, transition, device)
-    if val_index is not None and len(val_index) == 0:
-        val_index = None
-    if val_index is not None:
-        val_index, val_targets = _tensor(val_index, device), _tensor(val_targets, device)
-    optimizer = torch.optim.Adam(module.parameters(), lr=lr)
-    history, best, best_epoch, best_state = [], -math.inf, epochs, None
-    progress = EpochProgress(epochs, description, verbose=verbose)
-    for epoch in progress:
+    objective = _Objective(lambda: module(x, edge_index)[train_index], supervised, hard,
+                           targets, (llp_weight, bag, proportions))
+    callbacks = [EpsilonTracker(lambda steps: epsilon), objective]
+    selection = None
+    if val_index is not None and len(val_index):
+        val_index = _tensor(val_index, device)
+        selection = _HeldOutSelection(
+            lambda: module(x, edge_index)[val_index], supervised, hard,
+            _tensor(val_targets, device), by_loss=transition is not None)
+        callbacks.append(selection)
+    if verbose:
+        callbacks.append(ProgressBar(description))
+    # One step per epoch on one example, the whole graph: a non-private full-batch plan.
+    plan = DPSGDPlan("without_replacement", 1, 1, epochs, noise_multiplier=None,
+                     max_grad_norm=None)
+    stepper = _FullBatchStepper(module, plan, make_optimizer(OptimizerSettings(lr=lr),
+                                                             module.parameters()),
+                                max_grad_norm)
+    history = run_epochs(module, stepper, _WholeGraph(), _WholeGraph(), objective, callbacks,
+                         stage=TrainingStage(stage, description), lr=lr).history
+    if selection is None:
+        return history, epochs
+    module.load_state_dict(selection.state)
+    return history, selection.epoch
+
+
+class _WholeGraph:
+    """The example set and sampler of full-batch training: one example, always drawn."""
+
+    def __len__(self) -> int:
+        return 1
+
+    def batch(self, index: torch.Tensor, step: int) -> tuple:
+        return ()
+
+    def sample(self) -> torch.Tensor:
+        return torch.zeros(1, dtype=torch.int64)
+
+
+class _FullBatchStepper(Stepper):
+    """A plain step on the whole-graph loss, its gradient norm clipped to ``max_grad_norm``
+    (stability only) when given."""
+
+    def __init__(self, module: nn.Module, plan: DPSGDPlan, optimizer: torch.optim.Optimizer,
+                 max_grad_norm: float | None) -> None:
+        super().__init__(module, plan, optimizer, None)
+        self.max_grad_norm = max_grad_norm
+
+    def step(self, losses: torch.Tensor | None) -> None:
+        self.optimizer.zero_grad(set_to_none=True)
+        losses.backward()
+        if self.max_grad_norm is not None:
+            nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
+        self.optimizer.step()
+
+
+class _Objective(Callback):
+    """The loss of the whole graph (supervised plus ``llp_weight`` times the bags' term), as
+    the loop's ``loss_fn``; as a callback it writes the step's training accuracy into the
+    epoch's record."""
+
+    reads_epsilon = False
+
+    def __init__(self, logits, supervised, hard, targets, llp) -> None:
+        self.logits, self.supervised, self.hard, self.targets = logits, supervised, hard, targets
+        self.llp_weight, self.bag, self.proportions = llp
+        self.accuracy = math.nan
+
+    def __call__(self, model: nn.Module, batch) -> tuple[torch.Tensor, None]:
+        logits = self.logits()
+        loss = self.supervised(logits, self.targets)
+        if self.llp_weight > 0:
+            loss = loss + self.llp_weight * llp_loss(logits.softmax(-1), self.bag,
+                                                     self.proportions)
+        self.accuracy = float((logits.argmax(-1) == self.hard(self.targets)).float().mean())
+        return loss, None
+
+    def on_epoch_end(self, module: nn.Module, record: dict, **kwargs) -> None:
+        record["train_accuracy"] = self.accuracy
+
+
+class _HeldOutSelection(Callback):
+    """The epoch with the best held-out score: accuracy, or minus the held-out loss
+    (``by_loss``); it keeps the first best epoch's parameters."""
+
+    reads_epsilon = False
+
+    def __init__(self, logits, supervised, hard, targets, *, by_loss: bool) -> None:
+        self.logits, self.supervised, self.hard, self.targets = logits, supervised, hard, targets
+        self.by_loss = by_loss
+        self.best, self.epoch, self.state = -math.inf, None, None
+
+    def on_epoch_end(self, module: nn.Module, record: dict, **kwargs) -> None:
+        module.eval()
+        with torch.no_grad():
+            logits = self.logits()
         module.train()
-        optimizer.zero_grad()
-        logits = module(x, edge_index)[train_index]
-        loss = supervised(logits, targets)
-        if llp_weight > 0:
-            loss = loss + llp_weight * llp_loss(logits.softmax(-1), bag, proportions)
-        loss.backward()
-        if max_grad_norm is not None:
-            nn.utils.clip_grad_norm_(module.parameters(), max_grad_norm)
-        optimizer.step()
-        record = epoch_record(stage, epoch, float(loss.detach()), epsilon=epsilon,
-                              train_accuracy=float((logits.argmax(-1) == hard(targets)).float()
-                                                   .mean()))
-        if val_index is not None:
-            module.eval()
-            with torch.no_grad():
-                val_logits = module(x, edge_index)[val_index]
-            record["validation_accuracy"] = float(
-                (val_logits.argmax(-1) == hard(val_targets)).float().mean())
-            score = (record["validation_accuracy"] if transition is None
-                     else -float(supervised(val_logits, val_targets)))
-            if score > best:
-                best, best_epoch = score, epoch
-                best_state = copy.deepcopy(module.state_dict())
-        history.append(record)
-        progress.show(record)
-    if best_state is not None:
-        module.load_state_dict(best_state)
-    return history, best_epoch
+        record["validation_accuracy"] = float(
+            (logits.argmax(-1) == self.hard(self.targets)).float().mean())
+        score = (-float(self.supervised(logits, self.targets)) if self.by_loss
+                 else record["validation_accuracy"])
+        if score > self.best:
+            self.best, self.epoch = score, record["epoch"]
+            self.state = copy.deepcopy(module.state_dict())
 
 
 def _supervision(targets, transition, device):
