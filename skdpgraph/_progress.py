@@ -2,8 +2,9 @@
 
 Every training loop (:func:`~skdpgraph.training.train_dpsgd`,
 :func:`~skdpgraph.training.train_llp_gnn`) builds its epochs' records with
-:func:`epoch_record` and shows them with :class:`EpochProgress`, so that ``history_`` has the same columns for
-every estimator and stage and ``pandas.DataFrame(clf.history_)`` plots any of them. The
+:func:`epoch_record` and shows them with :class:`EpochProgress`, so that ``history_`` has
+the same columns for every estimator and stage and ``pandas.DataFrame(clf.history_)``
+plots any of them. The
 module sits below every layer (like ``_random.py``): the training package and the
 benchmarks use it.
 """
