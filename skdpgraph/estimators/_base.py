@@ -55,14 +55,14 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from skdpgraph._random import RandomStreams
+from skdpgraph._random import RandomStreams, release_streams
 from skdpgraph._validation import (
     check_distinct_nodes, check_fit_data, check_predict_nodes, default_delta, fit_context,
     object_labels,
@@ -72,12 +72,15 @@ from skdpgraph.estimators._privacy_record import (
     HISTORY_NOT_COVERED, PRIVATE_HISTORY_KEYS, VERBOSE_NOT_COVERED, PrivacyRecord,
 )
 from skdpgraph.estimators._releases import ReleaseCache
-from skdpgraph.graph import Nodes
+from skdpgraph.graph import Graph, Nodes
 from skdpgraph.privacy import (
-    OrderHint, PrivacyPlan, Spend, check_plan, reserve_spend, spend_of_report,
+    OrderHint, PrivacyPlan, Spend, check_plan, release_event, reserve_spend, spend_of_report,
 )
 from skdpgraph.training import (Callback, EpsilonTracker, Generators, OptimizerSettings,
                                 ProgressBar, TrainingStage)
+
+#: Noisy releases on graphs other than the fitted one kept in the cache, per kind.
+_OTHER_RELEASES_KEPT = 2
 
 __all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "PRIVATE_HISTORY_KEYS",
            "VERBOSE_NOT_COVERED"]
@@ -304,6 +307,39 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
                                           streams.torch("noise", self.device_)),
                     callbacks=(tracker, *(c for c in callbacks if c), *bar),
                     stage=TrainingStage(name, description))
+
+    # ------------------------------------------------------------------ releases
+    def _release(self, graph: Graph, kind: str, make: Callable[[RandomStreams], Any],
+                 cost: Callable[[], dict], *, keep_in_pickle: bool = True) -> Any:
+        """The release ``kind`` on ``graph``: cached if it was released before (:meth:`_cached`).
+
+        Otherwise ``make(streams)`` computes it with fresh, independent streams, and the
+        release is appended to ``privacy_.releases`` with ``cost()`` (a dict with at least
+        ``epsilon`` and ``delta``); it is cached, and pickled with the estimator unless
+        ``keep_in_pickle=False`` (as for :meth:`_cache_release`).
+        """
+        cached = self._cached(graph, kind)
+        if cached is not None:
+            return cached
+        record = {"kind": kind, "num_nodes": graph.num_nodes, **cost()}
+        reservation = reserve_spend("release", type(self).__name__, Spend(
+            float(record["epsilon"]), float(record["delta"]), self.privacy_.unit,
+            self.privacy_.neighbouring_relation, release_event(record)), detail=kind)
+        try:
+            streams = release_streams(self.random_state, graph.fingerprint())
+            value = make(streams)
+        except BaseException:
+            reservation.cancel()
+            raise
+        reservation.commit()
+        self.privacy_ = self.privacy_.with_release(**record)
+        cache = getattr(self, "_release_cache_", [])
+        kept = [e for e in cache if e["paid_in_fit"] or e["kind"] != kind]
+        earlier = [e for e in cache if not e["paid_in_fit"] and e["kind"] == kind]
+        self._release_cache_ = kept + earlier[len(earlier) - _OTHER_RELEASES_KEPT + 1:] + [
+            {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind, "value": value,
+             "paid_in_fit": False, "keep_in_pickle": keep_in_pickle}]
+        return value
 
     def __getstate__(self) -> dict:
         # Fingerprints identify the private data exactly: never pickled. After loading, a

@@ -3,18 +3,14 @@ and the releases paid in ``fit`` served to a graph marked as the fitted one."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from sklearn.utils.validation import check_is_fitted
 
-from skdpgraph._random import RandomStreams, release_streams
 from skdpgraph.graph import Graph, Nodes
-from skdpgraph.privacy import Spend, release_event, reserve_spend
 
 __all__ = ["ReleaseCache"]
 
-#: Noisy releases on graphs other than the fitted one kept in the cache, per kind.
-_OTHER_RELEASES_KEPT = 2
 #: Graphs marked as the fitted one (:meth:`BaseDPClassifier.mark_fitted_graph`) remembered.
 _MARKED_GRAPHS_KEPT = 8
 
@@ -23,10 +19,10 @@ class ReleaseCache:
     """Mix-in of :class:`~skdpgraph.estimators.BaseDPClassifier`: its releases' cache.
 
     A fitted estimator's ``predict`` on a graph reuses the release paid for that graph
-    (in ``fit``, or by an earlier prediction) or makes a new one with fresh noise and
-    records it (:meth:`_release`). Entries hold a ``fingerprint`` of their graph's
-    content, which ``BaseDPClassifier.__getstate__`` leaves out of every pickle.
-    See :meth:`mark_fitted_graph` for an example.
+    (in ``fit``, or by an earlier prediction; :meth:`_cached`) or makes a new one with
+    fresh noise and records it (``BaseDPClassifier._release``). Entries hold a
+    ``fingerprint`` of their graph's content, which ``BaseDPClassifier.__getstate__``
+    leaves out of every pickle. See :meth:`mark_fitted_graph` for an example.
     """
 
     def mark_fitted_graph(self, graph: Graph | Nodes) -> ReleaseCache:
@@ -148,35 +144,3 @@ class ReleaseCache:
                                              and entry["fingerprint"] == graph.fingerprint()):
                 return entry["value"]
         return None
-
-    def _release(self, graph: Graph, kind: str, make: Callable[[RandomStreams], Any],
-                 cost: Callable[[], dict], *, keep_in_pickle: bool = True) -> Any:
-        """The release ``kind`` on ``graph``: cached if it was released before (:meth:`_cached`).
-
-        Otherwise ``make(streams)`` computes it with fresh, independent streams, and the
-        release is appended to ``privacy_.releases`` with ``cost()`` (a dict with at least
-        ``epsilon`` and ``delta``); it is cached, and pickled with the estimator unless
-        ``keep_in_pickle=False`` (as for :meth:`_cache_release`).
-        """
-        cached = self._cached(graph, kind)
-        if cached is not None:
-            return cached
-        record = {"kind": kind, "num_nodes": graph.num_nodes, **cost()}
-        reservation = reserve_spend("release", type(self).__name__, Spend(
-            float(record["epsilon"]), float(record["delta"]), self.privacy_.unit,
-            self.privacy_.neighbouring_relation, release_event(record)), detail=kind)
-        try:
-            streams = release_streams(self.random_state, graph.fingerprint())
-            value = make(streams)
-        except BaseException:
-            reservation.cancel()
-            raise
-        reservation.commit()
-        self.privacy_ = self.privacy_.with_release(**record)
-        cache = getattr(self, "_release_cache_", [])
-        kept = [e for e in cache if e["paid_in_fit"] or e["kind"] != kind]
-        earlier = [e for e in cache if not e["paid_in_fit"] and e["kind"] == kind]
-        self._release_cache_ = kept + earlier[len(earlier) - _OTHER_RELEASES_KEPT + 1:] + [
-            {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind, "value": value,
-             "paid_in_fit": False, "keep_in_pickle": keep_in_pickle}]
-        return value

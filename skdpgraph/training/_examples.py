@@ -29,6 +29,13 @@ class ExampleSet(Protocol):
 class TensorExamples:
     """Examples stored as aligned tensors (first axis = example), moved to ``device``.
 
+    Parameters
+    ----------
+    *tensors : Tensor
+        The examples' tensors, all with the same first dimension.
+    device : torch.device or str, default="cpu"
+        Where the tensors are moved.
+
     Examples
     --------
     >>> import torch

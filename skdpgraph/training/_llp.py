@@ -55,9 +55,17 @@ def train_llp_gnn(module: nn.Module, x, edge_index, train_index, targets, bag, p
     targets : Tensor
         Their target classes (int64), or with ``transition`` their noisy-label
         frequencies, of shape ``(len(train_index), n_classes)``.
-    bag, proportions
+    bag : Tensor or array
+        See :func:`~skdpgraph.nn.llp_loss`.
+    proportions : Tensor or array
         See :func:`~skdpgraph.nn.llp_loss` (``bag`` is per training node); unused if
         ``llp_weight`` is 0.
+    llp_weight : float
+        The weight :math:`\alpha` of the label-proportion term.
+    epochs : int
+        Epochs, one full-batch step each.
+    lr : float
+        Adam's learning rate.
     max_grad_norm : float or None, default=None
         Clip the global gradient norm to this value (stability only, not privacy).
     val_index, val_targets : Tensor or None

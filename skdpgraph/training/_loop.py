@@ -38,6 +38,13 @@ _CHUNK = 4096
 class TrainingResult:
     """The trained (unwrapped) module and the per-epoch history.
 
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The trained module, in eval mode.
+    history : list of dict
+        One record per epoch.
+
     Examples
     --------
     >>> import torch
@@ -177,7 +184,13 @@ def run_epochs(module: torch.nn.Module, stepper: Stepper, sampler, examples: Exa
         Takes each step; ``stepper.plan`` sets the steps and the batch size.
     sampler : object
         ``sampler.sample()`` returns the next batch's example indices.
-    examples, loss_fn, callbacks, stage
+    examples : ExampleSet
+        As in :func:`train_dpsgd`.
+    loss_fn : callable
+        As in :func:`train_dpsgd`.
+    callbacks : sequence of Callback
+        As in :func:`train_dpsgd`.
+    stage : TrainingStage
         As in :func:`train_dpsgd`.
     lr : float
         The learning rate, named in the divergence message.
@@ -185,6 +198,7 @@ def run_epochs(module: torch.nn.Module, stepper: Stepper, sampler, examples: Exa
     Returns
     -------
     TrainingResult
+        The unwrapped module, in eval mode, and the history.
 
     Examples
     --------
@@ -299,6 +313,7 @@ def divergence_message(description: str, what: str, lr: float, plan: DPSGDPlan) 
     Returns
     -------
     str
+        The message, with the remedies.
 
     Examples
     --------

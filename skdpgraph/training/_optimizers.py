@@ -59,6 +59,7 @@ def make_optimizer(settings: OptimizerSettings, params) -> torch.optim.Optimizer
     Returns
     -------
     torch.optim.Optimizer
+        A fresh optimiser over ``params``.
 
     Raises
     ------
@@ -175,6 +176,11 @@ class ParameterListOnce:
     step; the groups never change during training. Put it before the Opacus class in the
     bases.
 
+    Parameters
+    ----------
+    *args, **kwargs
+        Those of the Opacus optimiser it precedes.
+
     Examples
     --------
     >>> from opacus.optimizers import DPOptimizerFastGradientClipping
@@ -196,8 +202,15 @@ class ParameterListOnce:
 
 class DPOptimizer(ParameterListOnce, InPlaceAccumulation, OneDrawNoise,
                   DPOptimizerFastGradientClipping):
-    """Opacus' ``DPOptimizerFastGradientClipping`` with :class:`ParameterListOnce`,
-    :class:`InPlaceAccumulation` and :class:`OneDrawNoise`.
+    """Opacus' ``DPOptimizerFastGradientClipping``, made cheaper per step.
+
+    With :class:`ParameterListOnce`, :class:`InPlaceAccumulation` and
+    :class:`OneDrawNoise`; it takes Opacus' arguments.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Those of ``DPOptimizerFastGradientClipping``.
 
     Examples
     --------
