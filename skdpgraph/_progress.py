@@ -1,11 +1,12 @@
 """Training progress: the one per-epoch record and the one progress bar of every estimator.
 
 Every training loop (:func:`~skdpgraph.training.train_dpsgd`,
-:func:`~skdpgraph.nn.train_llp_gnn`) builds its epochs' records with :func:`epoch_record`
-and shows them with :class:`EpochProgress`, so that ``history_`` has the same columns for
-every estimator and stage and ``pandas.DataFrame(clf.history_)`` plots any of them. The
-module sits below every layer (like ``_random.py``): the loops of ``nn/`` and
-``training.py`` both use it.
+:func:`~skdpgraph.training.train_llp_gnn`) builds its epochs' records with
+:func:`epoch_record` and shows them with :class:`EpochProgress`, so that ``history_`` has
+the same columns for every estimator and stage and ``pandas.DataFrame(clf.history_)``
+plots any of them. The
+module sits below every layer (like ``_random.py``): the training package and the
+benchmarks use it.
 """
 
 from __future__ import annotations

@@ -1031,7 +1031,8 @@ def test_bad_input(key, name):
 def test_train_dpsgd_stops_at_a_non_finite_loss():
     """The shared loop names the divergence instead of training on to NaN weights."""
     from skdpgraph.privacy import plan_dpsgd
-    from skdpgraph.training import TensorExamples, train_dpsgd
+    from skdpgraph.training import (Generators, OptimizerSettings, TensorExamples,
+                                    TrainingStage, train_dpsgd)
 
     module = torch.nn.Linear(2, 2)
     plan = plan_dpsgd(epsilon=np.inf, delta=1e-5, sampling="poisson", num_examples=8,
@@ -1046,7 +1047,9 @@ def test_train_dpsgd_stops_at_a_non_finite_loss():
                                                  r"\(nan\) at step 1 of 3\. Lower the learning "
                                                  r"rate \(lr=0\.1\)"):
         train_dpsgd(module, TensorExamples(x, torch.zeros(8, dtype=torch.long)), loss, plan,
-                    lr=0.1, generator=torch.Generator().manual_seed(0), description="toy")
+                    optimizer=OptimizerSettings(lr=0.1),
+                    generators=Generators(torch.Generator().manual_seed(0)),
+                    stage=TrainingStage(description="toy"))
 
 
 def matrix_counts() -> str:

@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"privacy"},
     {"preprocessing"},
     {"nn"},
-    {"training", "_clipped_sum"},
+    {"training"},
     {"estimators"},
     {"model_selection", "parallel", "_pipeline", "_discovery"},
     {"cli"},

@@ -21,7 +21,8 @@ from torch import nn
 
 from skdpgraph.nn import MLP
 from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, steps_for_epochs
-from skdpgraph.training import TensorExamples, train_dpsgd
+from skdpgraph.training import (EpsilonTracker, Generators, OptimizerSettings, TensorExamples,
+                                train_dpsgd)
 
 ROOT = Path(__file__).parents[1]
 DELTA = 1e-3
@@ -69,11 +70,11 @@ def _train(config, train, batch_seed=1):
     plan, optimizer = config
     torch.manual_seed(0)
     module = MLP(6, 16, 3)
-    result = train(module, _examples(), _loss, plan, lr=0.05 if optimizer == "adam" else 0.5,
-                   optimizer=optimizer,
-                   generator=torch.Generator().manual_seed(batch_seed),
-                   noise_generator=torch.Generator().manual_seed(2),
-                   epsilon_at=lambda steps: plan.epsilon(DELTA, steps))
+    settings = OptimizerSettings(lr=0.05 if optimizer == "adam" else 0.5, name=optimizer)
+    result = train(module, _examples(), _loss, plan, optimizer=settings,
+                   generators=Generators(torch.Generator().manual_seed(batch_seed),
+                                         torch.Generator().manual_seed(2)),
+                   callbacks=[EpsilonTracker(lambda steps: plan.epsilon(DELTA, steps))])
     return {k: v.detach().clone() for k, v in result.module.state_dict().items()}, result.history
 
 
@@ -114,8 +115,8 @@ def _diverge(train):
     plan = _plans()["poisson"][0]
     torch.manual_seed(0)
     try:
-        train(MLP(6, 16, 3), examples, _loss, plan, lr=0.05,
-              generator=torch.Generator().manual_seed(1))
+        train(MLP(6, 16, 3), examples, _loss, plan, optimizer=OptimizerSettings(lr=0.05),
+              generators=Generators(torch.Generator().manual_seed(1)))
     except FloatingPointError as error:
         return str(error)
     return "no error"
@@ -186,8 +187,9 @@ def test_without_a_process_group_it_says_how_to_start_one():
 
     plan = DPSGDPlan("poisson", N, BATCH, 1, noise_multiplier=1.0, max_grad_norm=1.0)
     with pytest.raises(RuntimeError, match="init_process_group"):
-        train_dpsgd_distributed(MLP(6, 16, 3), _examples(), _loss, plan, lr=0.1,
-                                generator=torch.Generator())
+        train_dpsgd_distributed(MLP(6, 16, 3), _examples(), _loss, plan,
+                                optimizer=OptimizerSettings(lr=0.1),
+                                generators=Generators(torch.Generator()))
 
 
 def test_importing_parallel_loads_no_torch():

@@ -214,14 +214,14 @@ def _keep_the_optimiser(monkeypatch) -> None:
     """Broken training loop: the trained module keeps its DP optimiser (and noise buffer)."""
     from skdpgraph import training
 
-    original = training._Stepper.unwrap
+    original = training.Stepper.unwrap
 
     def unwrap(self):
         module = original(self)
         module.__dict__["kept_optimiser"] = self.optimizer
         return module
 
-    monkeypatch.setattr(training._Stepper, "unwrap", unwrap)
+    monkeypatch.setattr(training.Stepper, "unwrap", unwrap)
 
 
 @pytest.mark.parametrize("broken", [False, True])

@@ -67,35 +67,23 @@ from skdpgraph._validation import (
     check_distinct_nodes, check_fit_data, check_predict_nodes, default_delta, fit_context,
     object_labels,
 )
+from skdpgraph.estimators._holdout import ValidationSplit
+from skdpgraph.estimators._privacy_record import (
+    HISTORY_NOT_COVERED, PRIVATE_HISTORY_KEYS, VERBOSE_NOT_COVERED, PrivacyRecord,
+)
+from skdpgraph.estimators._releases import ReleaseCache
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.privacy import (
-    PrivacyPlan, Spend, check_plan, release_event, report_from_plan, reserve_spend,
-    spend_of_report,
+    OrderHint, PrivacyPlan, Spend, check_plan, release_event, reserve_spend, spend_of_report,
 )
-from skdpgraph.privacy import OrderHint
-
-__all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "PRIVATE_HISTORY_KEYS",
-           "VERBOSE_NOT_COVERED"]
-
-#: Stated in the report of a fit that keeps noise-free diagnostics (``private_diagnostics``).
-HISTORY_NOT_COVERED = (
-    "history_'s loss and train_accuracy (private_diagnostics=True: per-epoch loss and "
-    "accuracy on the private training nodes, without noise): a diagnostic, not covered by "
-    "the guarantee; do not publish it"
-)
-#: ``history_`` keys computed without noise from the training data.
-PRIVATE_HISTORY_KEYS = ("loss", "train_accuracy")
-#: Stated when ``verbose`` is on.
-VERBOSE_NOT_COVERED = (
-    "verbose=True progress output (training loss on the private training nodes): not "
-    "covered; do not publish it"
-)
-_HYPERPARAMETERS_PUBLIC = "hyperparameters (architecture, epochs, lr, batch size...) are public"
+from skdpgraph.training import (Callback, EpsilonTracker, Generators, OptimizerSettings,
+                                ProgressBar, TrainingStage)
 
 #: Noisy releases on graphs other than the fitted one kept in the cache, per kind.
 _OTHER_RELEASES_KEPT = 2
-#: Graphs marked as the fitted one (:meth:`BaseDPClassifier.mark_fitted_graph`) remembered.
-_MARKED_GRAPHS_KEPT = 8
+
+__all__ = ["BaseDPClassifier", "resolve_device", "HISTORY_NOT_COVERED", "PRIVATE_HISTORY_KEYS",
+           "VERBOSE_NOT_COVERED"]
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -141,7 +129,8 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return resolved
 
 
-class BaseDPClassifier(ClassifierMixin, BaseEstimator):
+class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierMixin,
+                       BaseEstimator):
     """Base class: the fit sequence, probabilities, the privacy record and its releases.
 
     Subclasses implement
@@ -293,273 +282,33 @@ class BaseDPClassifier(ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ training stages
-    def _running_epsilon(self, plan: PrivacyPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None, integer_orders: bool = False) -> float:
-        """Epsilon spent after ``steps`` steps of ``stage``: ``history_``'s and the bar's.
-
-        From the plan's accountant (``inf`` when not private); ``hint`` carries the best
-        RDP order from one epoch's search to the next; ``integer_orders=True`` gives the
-        cheaper bound on the integer orders. Estimators whose plan has several stages or a
-        release after training override this.
-        """
-        if not plan.private:
-            return math.inf
-        return plan.epsilon(self.delta_, steps, hint=hint, integer_orders=integer_orders)
-
     def _stage_options(self, plan: PrivacyPlan, stage: str, streams: RandomStreams,
-                       **epsilon_options) -> dict:
+                       *callbacks: Callback | None, name: str | None = None,
+                       **epsilon_options: Any) -> dict:
         """The arguments of :func:`~skdpgraph.training.train_dpsgd` that every stage shares.
 
-        Fresh batch and noise streams, the stage's name in ``history_``, its progress bar
-        and its running epsilon, with the cheaper bound on the integer orders and, as its
-        cap, the fit's epsilon from the budget check (``epsilon_options`` go to
-        :meth:`_running_epsilon`).
+        Adam at ``lr``, fresh batch and noise streams, the stage's ``name`` in ``history_``
+        (``stage`` by default) and its callbacks: the running epsilon of the plan's run
+        ``stage`` (:meth:`~skdpgraph.privacy.PrivacyPlan.running_epsilon`, with
+        ``epsilon_options``; the cheaper bound on the integer orders and, as its cap, the
+        fit's epsilon from the budget check), then ``callbacks`` (None ones skipped), then
+        the progress bar where ``verbose``.
         """
-        running = functools.partial(self._running_epsilon, plan, stage, **epsilon_options)
-        return dict(generator=streams.torch("batches"),
-                    noise_generator=streams.torch("noise", self.device_), stage=stage,
-                    epsilon_at=functools.partial(running, hint=OrderHint()),
-                    epsilon_bound_at=functools.partial(running, hint=OrderHint(),
-                                                       integer_orders=True),
-                    epsilon_cap=getattr(self, "_planned_epsilon_", None),
-                    verbose=bool(self.verbose), description=f"{type(self).__name__} {stage}")
-
-    # ------------------------------------------------------------------ validation
-    #: Held out by ``validation_fraction="auto"`` where labels are public...
-    _AUTO_VALIDATION_FRACTION = 0.1
-    #: ...from this many training nodes on (at least 50 held out). Below, selecting on a few
-    #: dozen nodes costs more than it gains: GAP at edge level on Cora's public split (140
-    #: training nodes, epsilon=8, 5 seeds) scores 41.2 with 14 held out, 47.4 without.
-    _AUTO_VALIDATION_MIN_NODES = 500
-
-    def _labels_public(self) -> bool:
-        """Whether this fit may read the training labels freely: only a non-private fit.
-
-        ``epsilon=inf`` with a given ``noise_multiplier`` is a private fit (its epsilon is
-        reported), so its labels stay protected.
-        """
-        return math.isinf(self.epsilon) and getattr(self, "noise_multiplier", None) is None
-
-    def _validation_size(self, n: int) -> int:
-        """How many of the ``n`` training nodes ``validation_fraction`` holds out (0: none).
-
-        Raises ``ValueError`` for an explicit fraction where the labels are protected, or
-        one that leaves no node to train on.
-        """
-        name, fraction = type(self).__name__, self.validation_fraction
-        public = self._labels_public()
-        if isinstance(fraction, str):  # "auto"
-            fraction = (self._AUTO_VALIDATION_FRACTION
-                        if public and n >= self._AUTO_VALIDATION_MIN_NODES else None)
-        elif fraction is not None and not public:
-            raise ValueError(
-                f"{name}: validation_fraction={fraction} would select epochs on training labels "
-                "that this fit protects, without accounting for it; use validation_fraction="
-                "'auto' or None (epsilon=inf, or GAP's edge level, makes the labels public).")
-        held = math.ceil(fraction * n) if fraction else 0
-        if held >= n:
-            raise ValueError(f"{name}: validation_fraction={self.validation_fraction} holds out "
-                             f"all {n} training nodes, leaving none to train on.")
-        return held
-
-    @staticmethod
-    def _holdout(nodes: Nodes, y: np.ndarray, held: int, streams: RandomStreams):
-        """``((fit nodes, labels), (held-out nodes, labels) or None)``: ``held`` nodes out.
-
-        Stratified where every class fits in both parts; the split comes from the
-        ``"split"`` stream.
-        """
-        from sklearn.model_selection import train_test_split
-
-        if not held:
-            return (nodes, y), None
-        counts = np.bincount(y)[np.bincount(y) > 0]
-        stratify = counts.min() >= 2 and min(held, len(y) - held) >= len(counts)
-        fit, out = train_test_split(np.arange(len(y)), test_size=held,
-                                    random_state=streams.integer("split"),
-                                    stratify=y if stratify else None)
-        return (nodes[fit], y[fit]), (nodes[out], y[out])
-
-    # ------------------------------------------------------------------ report
-    def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:
-        raise NotImplementedError
-
-    def _inference(self, plan: PrivacyPlan) -> str:
-        raise NotImplementedError
-
-    def _assumptions(self, plan: PrivacyPlan, nodes: Nodes) -> tuple[str, ...]:
-        return ()
-
-    def _not_covered(self, plan: PrivacyPlan) -> tuple[str, ...]:
-        return ()
-
-    def _set_report(self, plan: PrivacyPlan, epsilon: float, nodes: Nodes) -> None:
-        unit, relation = self._unit_and_relation(nodes.graph)
-        assumptions = self._assumptions(plan, nodes) + self._common_assumptions(plan, nodes)
-        not_covered = self._not_covered(plan)
-        if self._keep_covered_history(plan):
-            not_covered = (HISTORY_NOT_COVERED,) + not_covered
-        if self.verbose:
-            not_covered += (VERBOSE_NOT_COVERED,)
-        self.privacy_ = report_from_plan(
-            plan, estimator=type(self).__name__, unit=unit, relation=relation,
-            delta=self.delta_, epsilon=epsilon, inference=self._inference(plan),
-            assumptions=assumptions, not_covered=not_covered)
-        self.epsilon_spent_ = float(self.privacy_.epsilon)
-        self.delta_ = float(self.privacy_.delta)
-
-    def _keep_covered_history(self, plan: PrivacyPlan) -> bool:
-        """The one rule of ``history_``: blank what the guarantee does not cover.
-
-        Where a private fit's loss and training accuracy are noise-free statistics of
-        protected data, they become None unless ``private_diagnostics=True``. Returns
-        whether such values are kept (then the report states it).
-        """
-        if not (hasattr(self, "history_") and plan.private and self._history_on_private_data):
-            return False
-        if getattr(self, "private_diagnostics", False):
-            return True
-        self.history_ = [{**record, **dict.fromkeys(PRIVATE_HISTORY_KEYS)}
-                         for record in self.history_]
-        return False
-
-    def _common_assumptions(self, plan: PrivacyPlan, nodes: Nodes) -> tuple[str, ...]:
-        if not plan.private:
-            return ()
-        classes = self.classes_.tolist()
-        shown = classes if len(classes) <= 10 else classes[:10] + ["..."]
-        if getattr(self, "classes", None) is None:
-            label_set = (f"the label set {shown} is read from the training labels and treated "
-                         "as public (pass classes= to fix it in advance)")
-        else:
-            label_set = f"the label set {shown} is the public classes parameter"
-        out = (label_set, _HYPERPARAMETERS_PUBLIC)
-        if self._training_size_public:
-            out += (f"the number of training nodes (n={len(nodes)}) is public: it sets the "
-                    "sampling rate, the number of steps and the calibrated noise",)
-        return out
+        name = stage if name is None else name
+        description = f"{type(self).__name__} {name}"
+        running = functools.partial(plan.running_epsilon, self.delta_, stage, **epsilon_options)
+        tracker = EpsilonTracker(
+            functools.partial(running, hint=OrderHint()),
+            bound_at=functools.partial(running, hint=OrderHint(), integer_orders=True),
+            cap=getattr(self, "_planned_epsilon_", None))
+        bar = (ProgressBar(description),) if self.verbose else ()
+        return dict(optimizer=OptimizerSettings(lr=self.lr),
+                    generators=Generators(streams.torch("batches"),
+                                          streams.torch("noise", self.device_)),
+                    callbacks=(tracker, *(c for c in callbacks if c), *bar),
+                    stage=TrainingStage(name, description))
 
     # ------------------------------------------------------------------ releases
-    def mark_fitted_graph(self, graph: Graph | Nodes) -> BaseDPClassifier:
-        """Declare ``graph`` to be the graph this estimator was fitted on.
-
-        Use it on a graph rebuilt from the training data after loading a saved estimator
-        (the rebuilt object is new to the estimator): ``predict``, ``predict_proba`` and
-        ``score`` on its nodes then reuse the releases paid for in ``fit`` and kept in the
-        estimator, at no further cost and with the fit-time noise, instead of making new
-        recorded releases. The choice is yours: the estimator checks public sizes only
-        (node count, feature count, direction), never the content. Marking another graph
-        of the same sizes costs no privacy either (its predictions read the fit's paid
-        releases and its own nodes' features, not its edges), but they describe the fitted
-        graph's neighbourhoods, not its own.
-
-        Parameters
-        ----------
-        graph : Graph or Nodes
-            The rebuilt training graph (or any of its node sets).
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        ValueError
-            If the graph's node count, feature count or direction differs from the fitted
-            graph's: it cannot be the graph the model was fitted on.
-
-        Examples
-        --------
-        >>> import pickle
-        >>> from skdpgraph import GAPClassifier, Graph
-        >>> from skdpgraph.datasets import make_csbm
-        >>> data = make_csbm(n_nodes=100, random_state=0)
-        >>> clf = GAPClassifier(epsilon=4.0, epochs=2, encoder_epochs=2, random_state=0)
-        >>> clf = clf.fit(data.nodes()[:60], data.y[:60])
-        >>> live = clf.predict(data.nodes()[60:])
-        >>> loaded = pickle.loads(pickle.dumps(clf))
-        >>> rebuilt = Graph(data.graph.edge_index, data.graph.x)  # e.g. read from files
-        >>> again = loaded.mark_fitted_graph(rebuilt).predict(rebuilt.nodes()[60:])
-        >>> bool((again == live).all()), len(loaded.privacy_.releases)
-        (True, 0)
-        """
-        check_is_fitted(self)
-        graph = graph.graph if isinstance(graph, Nodes) else graph
-        if not isinstance(graph, Graph):
-            raise TypeError(f"{type(self).__name__}.mark_fitted_graph: graph must be a "
-                            f"skdpgraph.Graph or Nodes; got {type(graph).__name__}.")
-        differences = self._fitted_graph_differences(graph)
-        if differences:
-            raise ValueError(
-                f"{type(self).__name__}.mark_fitted_graph: the graph cannot be the one this "
-                f"estimator was fitted on: {'; '.join(differences)}. Predict on it without "
-                "marking it (a new graph: a new recorded release where one is needed).")
-        uids = [uid for uid in getattr(self, "_fitted_graph_uids_", []) if uid != graph.uid]
-        self._fitted_graph_uids_ = (uids + [graph.uid])[-_MARKED_GRAPHS_KEPT:]
-        return self
-
-    def _fitted_graph_differences(self, graph: Graph) -> list[str]:
-        """How ``graph``'s public sizes differ from the fitted graph's (empty: they agree).
-
-        Compared: the feature count with ``n_features_in_`` and, for every release paid in
-        ``fit`` and kept, its graph's node count (the release's own row count) and
-        direction. No content is compared.
-        """
-        out = []
-        if graph.num_features != self.n_features_in_:
-            out.append(f"it has {graph.num_features} features, the fitted graph "
-                       f"{self.n_features_in_}")
-        for entry in getattr(self, "_release_cache_", []):
-            public = entry.get("public")
-            if not entry["paid_in_fit"] or public is None:
-                continue
-            if graph.num_nodes != public["num_nodes"]:
-                out.append(f"it has {graph.num_nodes} nodes, the fitted graph "
-                           f"{public['num_nodes']}")
-            if graph.directed != public["directed"]:
-                out.append(f"it is {'directed' if graph.directed else 'undirected'}, the "
-                           f"fitted graph {'directed' if public['directed'] else 'undirected'}")
-            break  # every release paid in fit is on the one fitted graph
-        return out
-
-    def _keeps_fit_releases(self) -> bool:
-        """Whether a release paid in ``fit`` is kept (it then serves a marked graph)."""
-        return any(entry["paid_in_fit"] for entry in getattr(self, "_release_cache_", []))
-
-    def _cache_release(self, graph: Graph, kind: str, value: Any, *,
-                       keep_in_pickle: bool = True) -> None:
-        """Cache a release paid for by the training epsilon (made during ``fit``).
-
-        It serves predictions on ``graph`` and on any graph marked as the fitted one
-        (:meth:`mark_fitted_graph`); the public sizes those marks are checked against are
-        kept with it, and it is pickled with the estimator (without its fingerprint).
-        ``keep_in_pickle=False`` keeps it in memory only: for values the epsilon does not
-        fully cover (node-level GAP's own aggregation rows without ``max_in_degree``), which
-        a fitted estimator must not carry.
-        """
-        self.__dict__.setdefault("_release_cache_", []).append(
-            {"uid": graph.uid, "fingerprint": graph.fingerprint(), "kind": kind,
-             "value": value, "paid_in_fit": True, "keep_in_pickle": keep_in_pickle,
-             "public": {"num_nodes": graph.num_nodes, "directed": graph.directed}})
-
-    def _cached(self, graph: Graph, kind: str) -> Any | None:
-        """The cached release ``kind`` that serves ``graph``, or None.
-
-        A graph marked as the fitted one gets the release paid in ``fit``; otherwise a
-        release is found by its graph's random ``uid`` or, before pickling, by its
-        content's fingerprint (never pickled).
-        """
-        entries = [e for e in getattr(self, "_release_cache_", []) if e["kind"] == kind]
-        if graph.uid in getattr(self, "_fitted_graph_uids_", ()):
-            for entry in entries:
-                if entry["paid_in_fit"]:
-                    return entry["value"]
-        for entry in entries:
-            if entry["uid"] == graph.uid or (entry["fingerprint"] is not None
-                                             and entry["fingerprint"] == graph.fingerprint()):
-                return entry["value"]
-        return None
-
     def _release(self, graph: Graph, kind: str, make: Callable[[RandomStreams], Any],
                  cost: Callable[[], dict], *, keep_in_pickle: bool = True) -> Any:
         """The release ``kind`` on ``graph``: cached if it was released before (:meth:`_cached`).

@@ -174,8 +174,8 @@ class DPMLPClassifier(BaseDPClassifier):
                      dropout=self.dropout).to(self.device_)
         examples = TensorExamples(torch.from_numpy(np.asarray(nodes)), torch.from_numpy(y),
                                   device=self.device_)
-        result = train_dpsgd(module, examples, per_example_cross_entropy, plan, lr=self.lr,
-                             on_epoch=best, **self._stage_options(plan, "classifier", streams))
+        result = train_dpsgd(module, examples, per_example_cross_entropy, plan,
+                             **self._stage_options(plan, "classifier", streams, best))
         self.module_ = (best.restore(result.module) if best else result.module).cpu()
         self.history_ = result.history
         self.noise_multiplier_ = plan.noise_multiplier

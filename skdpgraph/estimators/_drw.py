@@ -232,8 +232,8 @@ class DRWClassifier(BaseDPClassifier):
         module = DenseSubgraphGNN(graph.num_features, self.hidden_dim, len(self.classes_),
                                   conv=self.conv, num_layers=self.num_layers,
                                   dropout=self.dropout).to(self.device_)
-        result = train_dpsgd(module, examples, root_cross_entropy, plan, lr=self.lr,
-                             on_epoch=best, **self._stage_options(plan, "classifier", streams))
+        result = train_dpsgd(module, examples, root_cross_entropy, plan,
+                             **self._stage_options(plan, "classifier", streams, best))
         self.module_ = (best.restore(result.module) if best else result.module).cpu()
         self.history_ = result.history
         self.noise_multiplier_, self.n_steps_ = plan.noise_multiplier, plan.steps

@@ -18,7 +18,6 @@ from skdpgraph.nn import (DenseSubgraphGNN, encode_nodes, logits_from_sums, root
 from skdpgraph.privacy import (FDPPlan, NeighbourSums, fdp_relation, inference_release_epsilon,
                                inference_sensitivity, plan_fdp, release_neighbour_sums,
                                steps_for_epochs)
-from skdpgraph.privacy import OrderHint
 from skdpgraph.sampling import StarExamples, bound_star_membership, star_members
 from skdpgraph.sampling import star_rows
 from skdpgraph.training import BestEpoch, train_dpsgd
@@ -211,8 +210,8 @@ class FDPClassifier(BaseDPClassifier):
                                   conv="mean", num_layers=1, encoder_layers=self.encoder_layers,
                                   activation=self.activation, residual=True,
                                   dropout=self.dropout).to(self.device_)
-        result = train_dpsgd(module, examples, root_cross_entropy, plan.training, lr=self.lr,
-                             on_epoch=best, **self._stage_options(plan, "classifier", streams))
+        result = train_dpsgd(module, examples, root_cross_entropy, plan.training,
+                             **self._stage_options(plan, "classifier", streams, best))
         self.module_ = (best.restore(result.module) if best else result.module).cpu()
         self.history_ = result.history
         self.noise_multiplier_ = plan.noise_multiplier
@@ -226,12 +225,6 @@ class FDPClassifier(BaseDPClassifier):
         roots = np.asarray(held.index)
         rows = held.graph.adjacency()[roots]
         return lambda module: root_logits(module, held.graph, roots, rows)
-
-    def _running_epsilon(self, plan: FDPPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None, integer_orders: bool = False) -> float:
-        if not plan.private:  # the inference release comes after training
-            return math.inf
-        return plan.epsilon(self.delta_, steps, inference=False)
 
     def _width(self, graph: Graph) -> int:  # no star has more than n - 1 neighbours
         return min(int(self.max_degree), max(graph.num_nodes - 1, 1))

@@ -18,7 +18,7 @@ from skdpgraph.estimators._dpmlp import per_example_cross_entropy
 from skdpgraph.estimators._gap_heads import TrainedHead, VoteHead
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.nn import GAPEncoder
-from skdpgraph.privacy import GAPPlan, OrderHint, plan_gap
+from skdpgraph.privacy import GAPPlan, plan_gap
 from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
 __all__ = ["GAPClassifier"]
@@ -273,14 +273,11 @@ class GAPClassifier(BaseDPClassifier):
         """
         best = held and BestEpoch(inputs(held[0]).to(self.device_), held[1])  # public labels
         with streams.initialisation():
-            options = self._stage_options(plan, stage, streams, index=index)
-            if name is not None:
-                options.update(stage=name, description=f"{type(self).__name__} {name}")
+            options = self._stage_options(plan, stage, streams, best, name=name, index=index)
             result = train_dpsgd(
                 build().to(self.device_), TensorExamples(
                     inputs(nodes), torch.from_numpy(y), device=self.device_),
-                per_example_cross_entropy, getattr(plan, stage), lr=self.lr,
-                on_epoch=best, **options)
+                per_example_cross_entropy, getattr(plan, stage), **options)
         return (best.restore(result.module) if best else result.module).cpu(), result.history
 
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
@@ -293,13 +290,6 @@ class GAPClassifier(BaseDPClassifier):
     # ------------------------------------------------------------------ report
     def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:
         return self._plan_.unit, self._plan_.relation
-
-    def _running_epsilon(self, plan: GAPPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None, integer_orders: bool = False,
-                         index: int = 0) -> float:
-        # inf when not private; index: the encoder run of a progressive plan
-        return plan.running_epsilon(self.delta_, stage, steps, index=index, hint=hint,
-                                    integer_orders=integer_orders)
 
     def _inference(self, plan: GAPPlan) -> str:  # the plan states both
         return plan.inference

@@ -21,7 +21,7 @@ from skdpgraph.graph import Nodes
 from skdpgraph.nn import CONVS, ProbabilityAverage
 from skdpgraph.preprocessing import (client_generators, feature_schema,
                                      mean_propagation_operator, propagation_hops)
-from skdpgraph.privacy import (LocalDPPlan, OrderHint, grr_randomize, plan_local_grr,
+from skdpgraph.privacy import (LocalDPPlan, grr_randomize, plan_local_grr,
                                split_local_budget)
 from skdpgraph.sampling import metis_partition
 
@@ -249,10 +249,6 @@ class RGNNClassifier(ReconstructedFeatures, LabelSupervision, BaseDPClassifier):
     _protected_units = staticmethod(lambda nodes: 0)  # pure local DP: delta 0
     _labels_public = staticmethod(lambda: True)  # it reads label reports (post-processing)
 
-    def _running_epsilon(self, plan: LocalDPPlan, stage: str, steps: int, *,
-                         hint: OrderHint | None = None, integer_orders: bool = False) -> float:
-        return plan.epsilon(self.delta_)  # every report is made before training
-
     def _check_data(self, nodes: Nodes, y: np.ndarray) -> None:
         self.feature_encoder_, self.domain_sizes_ = feature_schema(
             nodes.graph.x, randomize=self.randomize, feature_type=self.feature_type,
@@ -299,8 +295,9 @@ class RGNNClassifier(ReconstructedFeatures, LabelSupervision, BaseDPClassifier):
         members, self.history_, best = [], [], []
         for i in range(self.ensemble_size):
             stage = "classifier" if self.ensemble_size == 1 else f"classifier {i + 1}"
-            module, history, best_epoch = fit_gnn(self.label_hops_, train, val, stage=stage,
-                                                  epsilon=self._running_epsilon(plan, stage, 0))
+            module, history, best_epoch = fit_gnn(
+                self.label_hops_, train, val, stage=stage,
+                epsilon=plan.running_epsilon(self.delta_, stage, 0))
             members.append(module.cpu().eval())
             self.history_ += history
             best.append(best_epoch)

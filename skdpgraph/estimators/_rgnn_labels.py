@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from skdpgraph._random import RandomStreams
-from skdpgraph.nn import GNN, train_llp_gnn
+from skdpgraph.nn import GNN
+from skdpgraph.training import train_llp_gnn
 from skdpgraph.preprocessing import (bag_label_proportions, held_out_label_hops, holdout_split,
                                      noisy_label_means, reconstruct_labels)
 from skdpgraph.privacy import grr_probabilities, label_transition_matrix

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.distributed as dist
@@ -31,18 +31,19 @@ from opacus.optimizers import DistributedDPOptimizerFastGradientClipping
 
 from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.sampling import make_batch_sampler
-from skdpgraph.training import (ExampleSet, _InPlaceAccumulation, LossFn, _OneDrawNoise,
-                                _ParameterListOnce, TrainingResult, _diverged, _make_optimizer,
-                                _run_steps, _Stepper)
+from skdpgraph.training import (Callback, ExampleSet, Generators, InPlaceAccumulation, LossFn,
+                                OneDrawNoise, OptimizerSettings, ParameterListOnce, ProgressBar,
+                                Stepper, TrainingResult, TrainingStage, divergence_message,
+                                make_optimizer, run_epochs)
 
 __all__ = ["train_dpsgd_distributed"]
 
 
-class _DistributedDPOptimizer(_ParameterListOnce, _InPlaceAccumulation, _OneDrawNoise,
+class _DistributedDPOptimizer(ParameterListOnce, InPlaceAccumulation, OneDrawNoise,
                               DistributedDPOptimizerFastGradientClipping):
-    """Opacus' distributed optimiser with :class:`~skdpgraph.training._ParameterListOnce`,
-    :class:`~skdpgraph.training._InPlaceAccumulation` and
-    :class:`~skdpgraph.training._OneDrawNoise`: rank 0 alone draws the noise, as in Opacus,
+    """Opacus' distributed optimiser with :class:`~skdpgraph.training.ParameterListOnce`,
+    :class:`~skdpgraph.training.InPlaceAccumulation` and
+    :class:`~skdpgraph.training.OneDrawNoise`: rank 0 alone draws the noise, as in Opacus,
     the same draw as a single-process run with the same generator."""
 
     draws_noise = property(lambda self: self.rank == 0)
@@ -64,7 +65,7 @@ class _ShardSampler:
         return shard
 
 
-class _DistributedStepper(_Stepper):
+class _DistributedStepper(Stepper):
     """A step whose clipped gradients are summed over the ranks before the one noise draw."""
 
     def __init__(self, module: torch.nn.Module, plan: DPSGDPlan,
@@ -147,11 +148,18 @@ def _check_same_batches(generator: torch.Generator, world_size: int) -> None:
             f"generators differ (state digests {[int(d) for d in everyone]}).")
 
 
-def _global_epoch_record(sampler: _ShardSampler,
-                         on_epoch: Callable[[torch.nn.Module, dict], None] | None):
-    """An ``on_epoch`` that turns this rank's loss and accuracy into the global batch's."""
+class _GlobalRecord(Callback):
+    """Turns this rank's loss and accuracy in each epoch's record into the global batch's.
 
-    def combine(module: torch.nn.Module, record: dict) -> None:
+    It runs before every other callback, so that they (and the history) see the global
+    record.
+    """
+
+    def __init__(self, sampler: _ShardSampler) -> None:
+        self.sampler = sampler
+
+    def on_epoch_end(self, module: torch.nn.Module, record: dict, **kwargs: Any) -> None:
+        sampler = self.sampler
         count, sampler.local_count = sampler.local_count, 0
         accuracy = record["train_accuracy"]
         totals = torch.tensor([record["loss"] * count if count else 0.0, float(count),
@@ -161,21 +169,12 @@ def _global_epoch_record(sampler: _ShardSampler,
         loss_sum, count, correct, measured = totals.tolist()
         record["loss"] = loss_sum / count if count else math.nan
         record["train_accuracy"] = correct / count if measured and count else None
-        if on_epoch is not None:
-            on_epoch(module, record)
-
-    return combine
 
 
 def train_dpsgd_distributed(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
-                            plan: DPSGDPlan, *, lr: float, generator: torch.Generator,
-                            noise_generator: torch.Generator | None = None,
-                            optimizer: str = "adam", weight_decay: float = 0.0,
-                            epsilon_at: Callable[[int], float] | None = None,
-                            stage: str = "classifier", verbose: bool = False,
-                            description: str = "DP-SGD",
-                            on_epoch: Callable[[torch.nn.Module, dict], None] | None = None,
-                            ) -> TrainingResult:
+                            plan: DPSGDPlan, *, optimizer: OptimizerSettings,
+                            generators: Generators, callbacks: Sequence[Callback] = (),
+                            stage: TrainingStage = TrainingStage()) -> TrainingResult:
     """:func:`~skdpgraph.training.train_dpsgd` with every step split over the process group.
 
     Call it on every rank of an initialised ``torch.distributed`` process group with the
@@ -194,19 +193,17 @@ def train_dpsgd_distributed(module: torch.nn.Module, examples: ExampleSet, loss_
     plan : DPSGDPlan
         Sampling, steps, clipping and noise; ``len(examples)`` must equal
         ``plan.num_examples``.
-    lr : float
-        Learning rate.
-    generator : torch.Generator
-        CPU generator for batch sampling, in the same state on every rank (checked).
-    noise_generator : torch.Generator, optional
-        Generator for the noise; only rank 0's is drawn from.
-    optimizer : {"adam", "sgd"}, default="adam"
-    weight_decay : float, default=0.0
-    epsilon_at, stage, description, on_epoch
-        As in :func:`~skdpgraph.training.train_dpsgd`; history records hold the loss and
-        accuracy over the global batches (``on_epoch`` sees them so).
-    verbose : bool, default=False
-        Show the progress bar, on rank 0 only.
+    optimizer : OptimizerSettings
+        Optimiser, learning rate and weight decay.
+    generators : Generators
+        ``batches``: the CPU generator for batch sampling, in the same state on every rank
+        (checked); ``noise``: the noise's, of which only rank 0's is drawn from.
+    callbacks : sequence of Callback, default=()
+        As in :func:`~skdpgraph.training.train_dpsgd`; they see records whose loss and
+        accuracy are over the global batches. A
+        :class:`~skdpgraph.training.ProgressBar` shows on rank 0 only.
+    stage : TrainingStage, default=TrainingStage()
+        As in :func:`~skdpgraph.training.train_dpsgd`.
 
     Returns
     -------
@@ -231,8 +228,9 @@ def train_dpsgd_distributed(module: torch.nn.Module, examples: ExampleSet, loss_
         with streams.initialisation():
             module = MLP(d, 64, k)
         result = train_dpsgd_distributed(
-            module, TensorExamples(x, y), per_example_cross_entropy, plan, lr=0.01,
-            generator=streams.torch("batches"), noise_generator=streams.torch("noise"))
+            module, TensorExamples(x, y), per_example_cross_entropy, plan,
+            optimizer=OptimizerSettings(lr=0.01),
+            generators=Generators(streams.torch("batches"), streams.torch("noise")))
     """
     if not (dist.is_available() and dist.is_initialized()):
         raise RuntimeError(
@@ -242,15 +240,13 @@ def train_dpsgd_distributed(module: torch.nn.Module, examples: ExampleSet, loss_
         raise ValueError(f"train_dpsgd_distributed: plan is for {plan.num_examples} examples but "
                          f"the set has {len(examples)}.")
     rank, world_size = dist.get_rank(), dist.get_world_size()
-    _check_same_batches(generator, world_size)
+    _check_same_batches(generators.batches, world_size)
     sampler = _ShardSampler(
-        make_batch_sampler(plan.sampling, plan.num_examples, plan.batch_size, generator),
-        rank, world_size)
+        make_batch_sampler(plan.sampling, plan.num_examples, plan.batch_size,
+                           generators.batches), rank, world_size)
     stepper = _DistributedStepper(
-        module, plan, _make_optimizer(optimizer, module.parameters(), lr, weight_decay),
-        noise_generator, sampler, lambda what: _diverged(description, what, lr, plan))
-    return _run_steps(module, stepper, sampler, examples, stepper.guard_losses(loss_fn), plan,
-                      lr=lr,
-                      epsilon_at=epsilon_at, stage=stage, verbose=verbose and rank == 0,
-                      description=description,
-                      on_epoch=_global_epoch_record(sampler, on_epoch))
+        module, plan, make_optimizer(optimizer, module.parameters()), generators.noise,
+        sampler, lambda what: divergence_message(stage.description, what, optimizer.lr, plan))
+    shown = [c for c in callbacks if rank == 0 or not isinstance(c, ProgressBar)]
+    return run_epochs(module, stepper, sampler, examples, stepper.guard_losses(loss_fn),
+                      (_GlobalRecord(sampler), *shown), stage=stage, lr=optimizer.lr)

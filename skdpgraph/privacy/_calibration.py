@@ -152,7 +152,18 @@ def _calibrate(epsilon_for: Callable[[float], float], target_epsilon: float, *, 
                 f"would exceed {MAX_NOISE_MULTIPLIER:g}. Increase epsilon or delta, or "
                 "train for fewer steps."
             )
-    (low, eps_low), (high, eps_high) = sorted([(previous, eps_previous), (sigma, eps)])
+    bracket = sorted([(previous, eps_previous), (sigma, eps)])
+    return _narrow(evaluate, bracket, target_epsilon, rtol=rtol, max_iterations=max_iterations)
+
+
+def _narrow(evaluate: Callable[[float], float], bracket: list[tuple[float, float]],
+            target_epsilon: float, *, rtol: float,
+            max_iterations: int) -> tuple[float, float | None]:
+    """Narrow a bracket ``[(low, eps_low), (high, eps_high)]`` of the target (``eps_high``
+    within it, ``eps_low`` above) by log-log interpolation, bisecting where a guess falls
+    near an end; returns the smallest multiplier within the budget and the slope there."""
+    (low, eps_low), (high, eps_high) = bracket
+    goal = (1 - rtol / 2) * target_epsilon
     for _ in range(max_iterations):
         if eps_high >= (1 - rtol) * target_epsilon or high / low < 1 + 1e-9:
             break

@@ -25,6 +25,7 @@ from scipy.stats import hypergeom
 from skdpgraph.privacy._accountant import (FINE_ORDERS, compute_rdp, epsilon_from_rdp,
                                            gaussian_event)
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
+from skdpgraph.privacy._orders import OrderHint
 from skdpgraph.privacy._plan import DPSGDPlan
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 
@@ -299,6 +300,24 @@ class FDPPlan:
         if not self.private:
             return math.inf
         return epsilon_from_rdp(self.rdp(steps, inference=inference), delta, orders=FINE_ORDERS)
+
+    def running_epsilon(self, delta: float, stage: str, steps: int, *,
+                        hint: OrderHint | None = None, integer_orders: bool = False) -> float:
+        """Epsilon after ``steps`` training steps, without the inference release (made after
+        training); ``inf`` when not private. The bound is on ``FINE_ORDERS`` whatever
+        ``hint`` and ``integer_orders`` say.
+
+        Examples
+        --------
+        >>> plan = plan_fdp(epsilon=4.0, delta=1e-4, num_train=200, batch_size=50, steps=40,
+        ...                 max_degree=2, max_grad_norm=1.0)
+        >>> plan.running_epsilon(1e-4, "classifier", 40) == plan.epsilon(1e-4, 40,
+        ...                                                              inference=False)
+        True
+        """
+        if not self.private:
+            return math.inf
+        return self.epsilon(delta, steps, inference=False)
 
     def dp_event(self) -> None:
         """None: dp-accounting has no event for the multi-term bound."""

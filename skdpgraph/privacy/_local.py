@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from skdpgraph.privacy._calibration import PrivacyBudgetError
 from skdpgraph.privacy._grr import grr_fs_epsilon, grr_fs_paper_epsilon
+from skdpgraph.privacy._orders import OrderHint
 from skdpgraph.privacy._plan import DPSGDPlan
 
 __all__ = ["LocalRandomiser", "LocalDPPlan", "plan_local_grr", "split_local_budget",
@@ -89,6 +90,18 @@ class LocalDPPlan:
     def epsilon(self, delta: float = 0.0) -> float:
         """The per-unit epsilon; pure DP, so it does not depend on ``delta``."""
         return float(sum(float(r.epsilon) for r in self.randomisers))
+
+    def running_epsilon(self, delta: float, stage: str, steps: int, *,
+                        hint: OrderHint | None = None, integer_orders: bool = False) -> float:
+        """The whole :meth:`epsilon` at any step: every report is made before training.
+
+        Examples
+        --------
+        >>> plan = LocalDPPlan((LocalRandomiser("labels", "GRR over 3 classes", 1.5),))
+        >>> plan.running_epsilon(0.0, "classifier", 0)
+        1.5
+        """
+        return self.epsilon(delta)
 
     def dp_event(self) -> None:
         """None: local randomisers have no dp-accounting event here."""

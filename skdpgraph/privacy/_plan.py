@@ -168,6 +168,20 @@ class DPSGDPlan:
         return search_epsilon(lambda indices: steps * self.step_rdp_at(indices), delta,
                               integer_orders=integer_orders, hint=hint)
 
+    def running_epsilon(self, delta: float, stage: str, steps: int, *,
+                        hint: OrderHint | None = None, integer_orders: bool = False) -> float:
+        """Epsilon spent after ``steps`` steps of the run (one stage: ``stage`` is unused).
+
+        :meth:`epsilon` after ``steps`` steps; ``inf`` when not private.
+
+        Examples
+        --------
+        >>> plan = DPSGDPlan("poisson", 100, 10, 50, noise_multiplier=1.0, max_grad_norm=1.0)
+        >>> plan.running_epsilon(1e-5, "classifier", 20) == plan.epsilon(1e-5, 20)
+        True
+        """
+        return self.epsilon(delta, steps, hint=hint, integer_orders=integer_orders)
+
 
 @functools.lru_cache(maxsize=1024)
 def _one_step_curve(sampling: str, num_examples: int, batch_size: int,

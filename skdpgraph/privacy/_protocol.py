@@ -13,6 +13,7 @@ import math
 from typing import Any, Protocol, runtime_checkable
 
 from skdpgraph.privacy._calibration import PrivacyBudgetError
+from skdpgraph.privacy._orders import OrderHint
 
 __all__ = ["PrivacyPlan", "check_plan"]
 
@@ -46,6 +47,16 @@ class PrivacyPlan(Protocol):
 
     def epsilon(self, delta: float) -> float:
         """The accountant's upper bound on epsilon at ``delta`` (``inf`` if not private)."""
+
+    def running_epsilon(self, delta: float, stage: str, steps: int, *,
+                        hint: OrderHint | None = None, integer_orders: bool = False) -> float:
+        """Epsilon spent after ``steps`` steps of the training run ``stage``, an upper bound
+        from the plan's accountant (``inf`` if not private): each epoch's record.
+
+        ``hint`` carries the best RDP order from one call to the next (the search then
+        starts there); ``integer_orders=True`` asks for a cheaper, slightly looser bound on
+        the integer orders, where the accountant has one.
+        """
 
     def dp_event(self) -> Any:
         """The dp-accounting ``DpEvent`` of the whole plan, or None where none exists."""

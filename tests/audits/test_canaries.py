@@ -9,7 +9,7 @@ The number of right guesses gives an epsilon lower bound valid with probability 
 delta term). The bound must stay below the ``epsilon_spent_`` the estimator reports. The
 same audit, same canaries, on a deliberately broken variant must push it above that
 epsilon, which shows the audit has power: the DP-SGD noise multiplier divided by 10 or 100
-where ``skdpgraph.training._Stepper`` hands it to Opacus, or clipping off, while the plan,
+where ``skdpgraph.training.Stepper`` hands it to Opacus, or clipping off, while the plan,
 and so the reported epsilon, is unchanged.
 
 Canaries. Canary ``i`` is an isolated node whose features are zero except ``CANARY_SCALE``
@@ -291,9 +291,9 @@ def canary_scores(estimator, draw: CanaryDraw) -> np.ndarray:
 @contextlib.contextmanager
 def noise_divided_by(divisor: float):
     """Every DP-SGD run adds ``1 / divisor`` of the planned noise; the plan (and so the
-    reported epsilon) is untouched: the noise multiplier is cut where ``_Stepper`` hands it
+    reported epsilon) is untouched: the noise multiplier is cut where ``Stepper`` hands it
     to Opacus' optimizer."""
-    original = training._Stepper.__init__
+    original = training.Stepper.__init__
     calls = []
 
     def weakened(self, module, plan, optimizer, noise_generator):
@@ -302,7 +302,7 @@ def noise_divided_by(divisor: float):
             plan = dataclasses.replace(plan, noise_multiplier=plan.noise_multiplier / divisor)
         original(self, module, plan, optimizer, noise_generator)
 
-    with mock.patch.object(training._Stepper, "__init__", weakened):
+    with mock.patch.object(training.Stepper, "__init__", weakened):
         yield
     assert calls, "the broken variant never reached a private DP-SGD step"
 
@@ -310,7 +310,7 @@ def noise_divided_by(divisor: float):
 @contextlib.contextmanager
 def clipping_off():
     """Per-example gradients are not clipped; the noise stays ``sigma * C`` as planned."""
-    original = training._Stepper.__init__
+    original = training.Stepper.__init__
     calls = []
 
     def unclipped(self, module, plan, optimizer, noise_generator):
@@ -319,7 +319,7 @@ def clipping_off():
             calls.append(plan.max_grad_norm)
             self.model.max_grad_norm = math.inf  # Opacus' clip factor min(1, C / norm) -> 1
 
-    with mock.patch.object(training._Stepper, "__init__", unclipped):
+    with mock.patch.object(training.Stepper, "__init__", unclipped):
         yield
     assert calls, "the broken variant never reached a private DP-SGD step"
 

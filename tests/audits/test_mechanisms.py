@@ -50,7 +50,8 @@ from skdpgraph.privacy import (
 )
 from skdpgraph.privacy._accountant import REPLACE_ONE
 from skdpgraph.sampling import make_batch_sampler
-from skdpgraph.training import _make_optimizer, _Stepper, train_dpsgd
+from skdpgraph.training import (Generators, OptimizerSettings, Stepper, make_optimizer,
+                                train_dpsgd)
 from tests.audits._lower_bounds import epsilon_lower_bound, epsilon_lower_bound_from_counts
 from tests.audits.report import AuditRow
 
@@ -120,8 +121,9 @@ def _poisson_scores(plan, trials: int, gradient: float, streams: RandomStreams) 
                                      batch_size=count * plan.batch_size // per_copy)
         assert copies.sample_rate == plan.sample_rate and copies.noise_std == plan.noise_std
         result = train_dpsgd(_zero_rows(count), _Copies(count), _canary_loss(gradient), copies,
-                             lr=1.0, generator=streams.torch("batches"),
-                             noise_generator=streams.torch("noise"), optimizer="sgd")
+                             optimizer=OptimizerSettings(lr=1.0, name="sgd"),
+                             generators=Generators(streams.torch("batches"),
+                                                   streams.torch("noise")))
         update = -result.module.weight.detach()[:, 0].double() * copies.batch_size
         scores.append((update / plan.max_grad_norm).numpy())
     return np.concatenate(scores)
@@ -129,11 +131,11 @@ def _poisson_scores(plan, trials: int, gradient: float, streams: RandomStreams) 
 
 def _without_replacement_scores(plan, trials: int, gradient: float,
                                 streams: RandomStreams) -> np.ndarray:
-    """``trials`` runs of one fixed-size DP-SGD step through the loop's ``_Stepper``.
+    """``trials`` runs of one fixed-size DP-SGD step through the loop's ``Stepper``.
 
     Fixed-size batches of copies laid side by side would not be independent, so every copy
     draws its own batch with the library's sampler (example 0 is the canary, or in ``D'``
-    its replacement) and the union of the sampled canaries is one step of ``_Stepper``
+    its replacement) and the union of the sampled canaries is one step of ``Stepper``
     (Opacus' clipping and the plan's noise), divided by the plan's batch size as in
     :func:`train_dpsgd`.
     """
@@ -145,8 +147,8 @@ def _without_replacement_scores(plan, trials: int, gradient: float,
         sampled = torch.stack([sampler.sample() for _ in range(count)])
         rows = (sampled == 0).any(dim=1).nonzero().flatten()
         module = _zero_rows(count)
-        stepper = _Stepper(module, plan, _make_optimizer("sgd", module.parameters(), 1.0, 0.0),
-                           streams.torch("noise"))
+        sgd = make_optimizer(OptimizerSettings(lr=1.0, name="sgd"), module.parameters())
+        stepper = Stepper(module, plan, sgd, streams.torch("noise"))
         stepper.model.train()
         stepper.step(stepper.model(rows).squeeze(-1) * gradient if len(rows) else None)
         module = stepper.unwrap()

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from skdpgraph.nn import GNN, ProbabilityAverage, forward_corrected_loss, llp_loss, train_llp_gnn
+from skdpgraph.nn import GNN, ProbabilityAverage, forward_corrected_loss, llp_loss
+from skdpgraph.training import train_llp_gnn
 
 
 @pytest.mark.parametrize("conv", ["sage", "gcn", "gat"])

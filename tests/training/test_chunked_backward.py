@@ -6,9 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-import skdpgraph.training as training
+import skdpgraph.training._loop as loop
 from skdpgraph.privacy import DPSGDPlan
-from skdpgraph.training import TensorExamples, train_dpsgd
+from skdpgraph.training import Generators, OptimizerSettings, TensorExamples, train_dpsgd
 
 
 def _loss(module, batch):
@@ -20,10 +20,11 @@ def _loss(module, batch):
 def _fit(module, chunk, monkeypatch, sampling="without_replacement", batch_size=90):
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(90, 5, generator=g), torch.randint(0, 3, (90,), generator=g)
-    monkeypatch.setattr(training, "_CHUNK", chunk)
+    monkeypatch.setattr(loop, "_CHUNK", chunk)
     plan = DPSGDPlan(sampling, 90, batch_size, 6, noise_multiplier=None, max_grad_norm=None)
-    return train_dpsgd(module, TensorExamples(x, y), _loss, plan, lr=0.05,
-                       generator=torch.Generator().manual_seed(1))
+    return train_dpsgd(module, TensorExamples(x, y), _loss, plan,
+                       optimizer=OptimizerSettings(lr=0.05),
+                       generators=Generators(torch.Generator().manual_seed(1)))
 
 
 @pytest.mark.parametrize("sampling,batch_size", [("without_replacement", 90), ("poisson", 60)])
@@ -47,18 +48,19 @@ def test_chunking_splits_only_large_non_private_batches(monkeypatch):
         sizes.append(len(batch[0]))
         return _loss(module, batch)
 
-    monkeypatch.setattr(training, "_CHUNK", 40)
+    monkeypatch.setattr(loop, "_CHUNK", 40)
     g = torch.Generator().manual_seed(0)
     data = TensorExamples(torch.randn(90, 5, generator=g), torch.randint(0, 3, (90,), generator=g))
     plan = DPSGDPlan("without_replacement", 90, 90, 1, noise_multiplier=None,
                      max_grad_norm=None)
-    train_dpsgd(nn.Linear(5, 3), data, counting_loss, plan, lr=0.1,
-                generator=torch.Generator().manual_seed(0))
+    train_dpsgd(nn.Linear(5, 3), data, counting_loss, plan, optimizer=OptimizerSettings(lr=0.1),
+                generators=Generators(torch.Generator().manual_seed(0)))
     assert sizes == [40, 40, 10]
     sizes.clear()
     private = DPSGDPlan("without_replacement", 90, 90, 1, noise_multiplier=1.0,
                         max_grad_norm=1.0)
-    train_dpsgd(nn.Linear(5, 3), data, counting_loss, private, lr=0.1,
-                generator=torch.Generator().manual_seed(0),
-                noise_generator=torch.Generator().manual_seed(2))
+    train_dpsgd(nn.Linear(5, 3), data, counting_loss, private,
+                optimizer=OptimizerSettings(lr=0.1),
+                generators=Generators(torch.Generator().manual_seed(0),
+                                      torch.Generator().manual_seed(2)))
     assert sizes == [90]  # clipping needs the whole batch at once

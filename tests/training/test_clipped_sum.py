@@ -6,10 +6,11 @@ import pytest
 import torch
 from torch import nn
 
-import skdpgraph._clipped_sum as clipped_sum_module
-from skdpgraph._clipped_sum import ClippedSumModule
+import skdpgraph.training._clipped_sum as clipped_sum_module
+from skdpgraph.training import ClippedSumModule
 from skdpgraph.privacy import DPSGDPlan
-from skdpgraph.training import TensorExamples, _Stepper, train_dpsgd
+from skdpgraph.training import (Generators, OptimizerSettings, Stepper, TensorExamples,
+                                train_dpsgd)
 
 
 class _Positions(nn.Module):
@@ -108,9 +109,10 @@ def _train(module, plan, steps_seed=1):
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(3)
     data = TensorExamples(torch.randn(40, 5, generator=g), torch.randint(0, 3, (40,), generator=g))
-    return train_dpsgd(module, data, lambda m, b: (_cross_entropy(m, b), None), plan, lr=0.05,
-                       generator=torch.Generator().manual_seed(steps_seed),
-                       noise_generator=torch.Generator().manual_seed(2)).module
+    return train_dpsgd(module, data, lambda m, b: (_cross_entropy(m, b), None), plan,
+                       optimizer=OptimizerSettings(lr=0.05),
+                       generators=Generators(torch.Generator().manual_seed(steps_seed),
+                                             torch.Generator().manual_seed(2))).module
 
 
 @pytest.mark.parametrize("sampling, sensitivity", [("poisson", 1.0),
@@ -125,13 +127,13 @@ def test_one_pass_training_equals_opacus_ghost_clipping(monkeypatch, sampling, s
         return nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 3))
 
     stepper = {}
-    original = _Stepper.__init__
+    original = Stepper.__init__
 
     def remember(self, *args):
         original(self, *args)
         stepper["model"] = type(self.model).__name__
 
-    monkeypatch.setattr(_Stepper, "__init__", remember)
+    monkeypatch.setattr(Stepper, "__init__", remember)
     one_pass = _train(mlp(), plan)
     assert stepper["model"] == "ClippedSumModule"
     monkeypatch.setattr(clipped_sum_module.ClippedSumModule, "supports",
@@ -150,8 +152,9 @@ def test_models_of_other_layers_train_with_opacus_ghost_clipping():
     module = nn.Embedding.from_pretrained(torch.zeros(6, 1), freeze=False)
     data = TensorExamples(torch.arange(6))
     result = train_dpsgd(module, data, lambda m, b: (m(b[0]).squeeze(-1) * -10.0, None), plan,
-                         lr=1.0, optimizer="sgd", generator=torch.Generator().manual_seed(0),
-                         noise_generator=torch.Generator().manual_seed(0))
+                         optimizer=OptimizerSettings(lr=1.0, name="sgd"),
+                         generators=Generators(torch.Generator().manual_seed(0),
+                                               torch.Generator().manual_seed(0)))
     # Poisson rate 1: every example's gradient (-10 on its own row) is clipped to 0.5, / 6.
     torch.testing.assert_close(result.module.weight.flatten(), torch.full((6,), 0.5 / 6),
                                atol=1e-6, rtol=1e-5)

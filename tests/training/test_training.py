@@ -7,7 +7,10 @@ from torch import nn
 
 from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.sampling import FixedSizeWithoutReplacementSampler, PoissonSampler
-from skdpgraph.training import TensorExamples, train_dpsgd
+from skdpgraph.training import (Callback, EpsilonTracker, Generators, OptimizerSettings,
+                                ProgressBar, TensorExamples, train_dpsgd)
+
+SGD = OptimizerSettings(lr=1.0, name="sgd")
 
 
 def _loss(module, batch):
@@ -29,9 +32,9 @@ def test_private_step_equals_clipped_sum_plus_noise_over_batch():
     data = _data(8)
     plan = DPSGDPlan("without_replacement", 8, 8, 1, noise_multiplier=0.5, max_grad_norm=0.1,
                      sensitivity=2.0)
-    train_dpsgd(module, data, _loss, plan, lr=1.0, optimizer="sgd",
-                generator=torch.Generator().manual_seed(1),
-                noise_generator=torch.Generator().manual_seed(2))
+    train_dpsgd(module, data, _loss, plan, optimizer=SGD,
+                generators=Generators(torch.Generator().manual_seed(1),
+                                      torch.Generator().manual_seed(2)))
     # recompute by hand
     reference = nn.Linear(3, 1)
     with torch.no_grad():
@@ -61,9 +64,9 @@ def test_noise_std_matches_plan_statistically():
     data = TensorExamples(torch.zeros(10, 200), torch.zeros(10))
     plan = DPSGDPlan("without_replacement", 10, 10, 1, noise_multiplier=3.0, max_grad_norm=2.0,
                      sensitivity=2.0)
-    train_dpsgd(module, data, lambda m, b: (m(b[0]).sum(-1) * 0, None), plan, lr=1.0,
-                optimizer="sgd", generator=torch.Generator().manual_seed(0),
-                noise_generator=torch.Generator().manual_seed(1))
+    train_dpsgd(module, data, lambda m, b: (m(b[0]).sum(-1) * 0, None), plan, optimizer=SGD,
+                generators=Generators(torch.Generator().manual_seed(0),
+                                      torch.Generator().manual_seed(1)))
     std = module.weight.detach().std().item()
     assert std == pytest.approx(3.0 * 2.0 * 2.0 / 10, rel=0.05)
 
@@ -71,9 +74,9 @@ def test_noise_std_matches_plan_statistically():
 def test_history_and_empty_poisson_batches():
     module = nn.Linear(3, 1)
     plan = DPSGDPlan("poisson", 50, 1, 30, noise_multiplier=1.0, max_grad_norm=1.0)
-    result = train_dpsgd(module, _data(), _loss, plan, lr=0.1,
-                         generator=torch.Generator().manual_seed(0),
-                         epsilon_at=lambda steps: float(steps))
+    result = train_dpsgd(module, _data(), _loss, plan, optimizer=OptimizerSettings(lr=0.1),
+                         generators=Generators(torch.Generator().manual_seed(0)),
+                         callbacks=[EpsilonTracker(lambda steps: float(steps))])
     assert [r["epoch"] for r in result.history] == [1]
     assert result.history[-1]["epsilon"] == 30.0  # after all 30 steps, empty batches included
     assert not hasattr(result.module, "_module") and not result.module.training
@@ -91,15 +94,16 @@ def test_running_epsilon_is_the_plans_or_a_bound_above_it_whoever_watches():
     runs = {}
     for watched in ("verbose", "on_epoch", "neither"):
         seen = []
+        tracker = EpsilonTracker(
+            lambda steps: plan.epsilon(1e-5, steps),
+            bound_at=lambda steps: plan.epsilon(1e-5, steps, integer_orders=True))
+        watcher = {"verbose": [ProgressBar("DP-SGD")], "neither": [],
+                   "on_epoch": [_Seen(seen)]}[watched]
         result = train_dpsgd(
-            _seeded_linear(), _data(), _loss, plan, lr=0.1,
-            generator=torch.Generator().manual_seed(0),
-            noise_generator=torch.Generator().manual_seed(1),
-            epsilon_at=lambda steps: plan.epsilon(1e-5, steps),
-            epsilon_bound_at=lambda steps: plan.epsilon(1e-5, steps, integer_orders=True),
-            verbose=watched == "verbose",
-            on_epoch=(lambda module, record: seen.append(record["epsilon"]))
-            if watched == "on_epoch" else None)
+            _seeded_linear(), _data(), _loss, plan, optimizer=OptimizerSettings(lr=0.1),
+            generators=Generators(torch.Generator().manual_seed(0),
+                                  torch.Generator().manual_seed(1)),
+            callbacks=[tracker, *watcher])
         epsilons = [r["epsilon"] for r in result.history]
         if watched == "neither":
             assert epsilons == [min(b, exact[-1]) for b in bound[:-1]] + exact[-1:]
@@ -128,18 +132,30 @@ def test_a_cap_known_in_advance_replaces_the_exact_search_after_the_loop():
         searched.append(steps)
         return plan.epsilon(1e-5, steps)
 
-    def run(**options):
+    def run(*watchers):
         searched.clear()
+        tracker = EpsilonTracker(
+            epsilon_at, bound_at=lambda steps: plan.epsilon(1e-5, steps, integer_orders=True),
+            cap=exact[-1])
         return [r["epsilon"] for r in train_dpsgd(
-            _seeded_linear(), _data(), _loss, plan, lr=0.1,
-            generator=torch.Generator().manual_seed(0),
-            noise_generator=torch.Generator().manual_seed(1), epsilon_at=epsilon_at,
-            epsilon_bound_at=lambda steps: plan.epsilon(1e-5, steps, integer_orders=True),
-            epsilon_cap=exact[-1], **options).history]
+            _seeded_linear(), _data(), _loss, plan, optimizer=OptimizerSettings(lr=0.1),
+            generators=Generators(torch.Generator().manual_seed(0),
+                                  torch.Generator().manual_seed(1)),
+            callbacks=[tracker, *watchers]).history]
 
     assert run() == [min(b, exact[-1]) for b in bound] and searched == []
     assert run()[-1] == exact[-1] and all(e >= x for e, x in zip(run(), exact))
-    assert run(on_epoch=lambda module, record: None) == exact and searched == ends
+    assert run(_Seen([])) == exact and searched == ends
+
+
+class _Seen(Callback):
+    """A callback that keeps each record's epsilon as it sees it."""
+
+    def __init__(self, seen):
+        self.seen = seen
+
+    def on_epoch_end(self, module, record, **kwargs):
+        self.seen.append(record["epsilon"])
 
 
 def _seeded_linear():
@@ -152,8 +168,8 @@ def test_non_private_run_uses_plain_gradients():
     x = torch.randn(50, 3, generator=torch.Generator().manual_seed(0))
     data = TensorExamples(x, x @ torch.tensor([1.0, -2.0, 0.5]))
     plan = DPSGDPlan("poisson", 50, 10, 40, noise_multiplier=None, max_grad_norm=None)
-    result = train_dpsgd(module, data, _loss, plan, lr=0.1,
-                         generator=torch.Generator().manual_seed(0))
+    result = train_dpsgd(module, data, _loss, plan, optimizer=OptimizerSettings(lr=0.1),
+                         generators=Generators(torch.Generator().manual_seed(0)))
     assert result.history[-1]["loss"] < result.history[0]["loss"]
 
 
@@ -174,8 +190,8 @@ def test_samplers_follow_their_distributions():
 def test_wrong_example_count_is_refused():
     plan = DPSGDPlan("poisson", 51, 10, 1, noise_multiplier=None, max_grad_norm=None)
     with pytest.raises(ValueError, match="plan is for 51 examples but the set has 50"):
-        train_dpsgd(nn.Linear(3, 1), _data(), _loss, plan, lr=0.1,
-                    generator=torch.Generator())
+        train_dpsgd(nn.Linear(3, 1), _data(), _loss, plan, optimizer=OptimizerSettings(lr=0.1),
+                    generators=Generators(torch.Generator()))
 
 
 def test_clipping_is_per_subgraph_for_dense_gnns():
@@ -198,9 +214,9 @@ def test_clipping_is_per_subgraph_for_dense_gnns():
     reference.load_state_dict(module.state_dict())
     plan = DPSGDPlan("without_replacement", 6, 6, 1, noise_multiplier=1e-3, max_grad_norm=0.05,
                      sensitivity=2.0)
-    train_dpsgd(module, data, loss_fn, plan, lr=1.0, optimizer="sgd",
-                generator=torch.Generator().manual_seed(1),
-                noise_generator=torch.Generator().manual_seed(2))
+    train_dpsgd(module, data, loss_fn, plan, optimizer=SGD,
+                generators=Generators(torch.Generator().manual_seed(1),
+                                      torch.Generator().manual_seed(2)))
     clipped = []
     for i in range(6):
         reference.zero_grad()
@@ -226,9 +242,9 @@ def test_each_step_draws_fresh_noise_in_stream_order():
         nn.init.zeros_(p)
     data = TensorExamples(torch.zeros(6, 4), torch.zeros(6))
     plan = DPSGDPlan("without_replacement", 6, 6, 3, noise_multiplier=2.0, max_grad_norm=0.5)
-    train_dpsgd(module, data, lambda m, b: (m(b[0]).sum(-1) * 0, None), plan, lr=1.0,
-                optimizer="sgd", generator=torch.Generator().manual_seed(0),
-                noise_generator=torch.Generator().manual_seed(7))
+    train_dpsgd(module, data, lambda m, b: (m(b[0]).sum(-1) * 0, None), plan, optimizer=SGD,
+                generators=Generators(torch.Generator().manual_seed(0),
+                                      torch.Generator().manual_seed(7)))
     stream = torch.Generator().manual_seed(7)
     size = sum(p.numel() for p in module.parameters())
     draws = [torch.empty(size).normal_(0.0, 2.0 * 0.5 / 6, generator=stream) for _ in range(3)]
