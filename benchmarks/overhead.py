@@ -111,10 +111,11 @@ class LoopTimer:
 
 def clear_accountant_caches():
     """Forget every cached RDP curve and noise calibration, as in a fresh process."""
-    from skdpgraph.privacy import _fdp, _gap_plan, _gaussian, _plan
+    from skdpgraph.privacy import _dpsgd_plan, _fdp_plan, _gap_plan, _gaussian_accounting
 
-    for cached in (_plan._one_step_curve, _plan._calibrated_noise_multiplier, _fdp._calibrated,
-                   _gap_plan._calibrated_node_multiplier, _gaussian.gaussian_epsilon):
+    for cached in (_dpsgd_plan._one_step_curve, _dpsgd_plan._calibrated_noise_multiplier,
+                   _fdp_plan._calibrated, _gap_plan._calibrated_node_multiplier,
+                   _gaussian_accounting.gaussian_epsilon):
         cached.cache_clear()
 
 

@@ -6,7 +6,7 @@ import pytest
 @pytest.fixture
 def counted_orders(monkeypatch):
     """Every RDP order the lazy curves ask dp-accounting to compute, in order."""
-    import skdpgraph.privacy._orders as orders_module
+    import skdpgraph.privacy._rdp_orders as orders_module
     from skdpgraph.privacy._accountant import compute_rdp
 
     asked = []

@@ -38,9 +38,9 @@ from skdpgraph.privacy._accountant import gaussian_event
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
 from skdpgraph.privacy._gap_accounting import (GAPLayout, gap_node_event, pma_sensitivity,
                                                trained_head_stages)
-from skdpgraph.privacy._gaussian import calibrate_gaussian_noise, gaussian_epsilon
-from skdpgraph.privacy._orders import LazyRdpCurve, OrderHint, search_epsilon
-from skdpgraph.privacy._plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
+from skdpgraph.privacy._gaussian_accounting import calibrate_gaussian_noise, gaussian_epsilon
+from skdpgraph.privacy._rdp_orders import LazyRdpCurve, OrderHint, search_epsilon
+from skdpgraph.privacy._dpsgd_plan import DPSGDPlan, plan_dpsgd, steps_for_epochs
 
 __all__ = ["GAPPlan", "plan_gap"]
 
@@ -266,7 +266,7 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
     ------
     PrivacyBudgetError
         If the budget cannot be met, or (edge level) ``epsilon`` exceeds
-        :data:`~skdpgraph.privacy._gaussian.MAX_GAUSSIAN_EPSILON`.
+        :data:`~skdpgraph.privacy._gaussian_accounting.MAX_GAUSSIAN_EPSILON`.
 
     Examples
     --------

@@ -468,7 +468,7 @@ FDP_CHUNK = 200_000  # copies per release call
 
 
 def _fdp_inference():
-    module = pytest.importorskip("skdpgraph.privacy._fdp_inference",
+    module = pytest.importorskip("skdpgraph.privacy._neighbour_sums",
                                  reason="FDP's private inference release is not in the tree")
     return module
 

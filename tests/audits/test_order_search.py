@@ -1,7 +1,7 @@
 """The order search against the whole grid on 1260 plans (marker ``audit``, about a minute).
 
 Run with ``python -m pytest -q -m audit tests/audits/test_order_search.py``. Every plan's
-epsilon from :func:`~skdpgraph.privacy._orders.search_epsilon` must equal the minimum over
+epsilon from :func:`~skdpgraph.privacy._rdp_orders.search_epsilon` must equal the minimum over
 all of ``DEFAULT_ORDERS`` of dp-accounting's curve, converted by ``epsilon_from_rdp``;
 the fast subset is ``tests/privacy/test_orders.py``. The same plans along fits (the
 epsilon after each of a sequence of step counts, each search hinted by the last) check the
@@ -14,7 +14,7 @@ import pytest
 
 from skdpgraph.privacy import (REPLACE_ONE, compute_rdp, epsilon_from_rdp, poisson_dpsgd_event,
                                without_replacement_dpsgd_event)
-from skdpgraph.privacy._orders import LazyRdpCurve, OrderHint, search_epsilon
+from skdpgraph.privacy._rdp_orders import LazyRdpCurve, OrderHint, search_epsilon
 
 RATES = (0.001, 0.01, 0.05, 0.2, 0.5, 0.9, 1.0)
 MULTIPLIERS = (0.4, 0.6, 0.8, 1.0, 1.5, 2.0, 4.0, 10.0, 50.0)

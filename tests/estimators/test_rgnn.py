@@ -10,7 +10,7 @@ from sklearn import config_context
 import skdpgraph.estimators._rgnn as rgnn_module
 import skdpgraph.estimators._rgnn_labels as labels_module
 import skdpgraph.preprocessing._randomizers as randomizers_module
-import skdpgraph.privacy._local as local_module
+import skdpgraph.privacy._local_plans as local_module
 from skdpgraph import Graph, PrivacyBudgetError, RGNNClassifier
 from skdpgraph.datasets import make_csbm
 from skdpgraph.preprocessing import (CategoricalFeatureEncoder, GRRFeatureRandomizer,

@@ -296,7 +296,7 @@ def test_progressive_node_plan_composes_k_plus_one_runs_and_k_one_hop_gaussians(
 def test_progressive_edge_plan_costs_what_gap_costs():
     from scipy.stats import norm
 
-    from skdpgraph.privacy._gaussian import gaussian_epsilon
+    from skdpgraph.privacy._gaussian_accounting import gaussian_epsilon
 
     gap = _gap_plan(privacy_level="edge", batch_size=500, hops=3)
     progap = _gap_plan(privacy_level="edge", batch_size=500, hops=3, stages=progressive_stages)

@@ -14,7 +14,7 @@ from skdpgraph._random import RandomStreams
 from skdpgraph.privacy import (FDP_RELATION, FINE_ORDERS, DPSGDPlan, FDPPlan, PrivacyBudgetError,
                                PrivacyPlan, check_plan, inference_sensitivity, plan_fdp,
                                release_neighbour_sums)
-from skdpgraph.privacy._fdp import compute_rdp_fdp
+from skdpgraph.privacy._fdp_plan import compute_rdp_fdp
 
 DELTA = 1e-5
 ORDERS = np.union1d(DEFAULT_RDP_ORDERS, np.arange(1.1, 10.0, 0.1))

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-import skdpgraph.privacy._orders as orders_module
+import skdpgraph.privacy._rdp_orders as orders_module
 from skdpgraph.privacy import (
     DEFAULT_ORDERS,
     REPLACE_ONE,
@@ -27,7 +27,7 @@ from skdpgraph.privacy import (
     without_replacement_dpsgd_event,
 )
 from skdpgraph.privacy._gap_plan import _GAPSettings, _plan_maker, plan_gap
-from skdpgraph.privacy._orders import LazyRdpCurve, OrderHint, search_epsilon
+from skdpgraph.privacy._rdp_orders import LazyRdpCurve, OrderHint, search_epsilon
 
 # (event, relation) of one step; chosen to include the hard shapes: orders below 2 that do
 # not converge (q=0.05, sigma=0.4) and a conversion that wobbles between 2 and 3

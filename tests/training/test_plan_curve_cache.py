@@ -8,7 +8,7 @@ from skdpgraph.privacy import (DEFAULT_ORDERS, DPSGDPlan, plan_dpsgd, progressiv
 from skdpgraph.privacy import _gap_plan
 from skdpgraph.privacy._gap_plan import plan_gap
 from skdpgraph.privacy._accountant import compute_rdp
-from skdpgraph.privacy._protocol import check_plan
+from skdpgraph.privacy._plan_protocol import check_plan
 
 
 def test_check_after_calibration_reuses_the_calibrated_curve(counted_orders):

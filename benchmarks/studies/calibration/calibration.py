@@ -25,12 +25,12 @@ sys.path.insert(0, str(BENCHMARKS))
 import run as runner  # noqa: E402
 
 ESTIMATORS = ["dpmlp", "gap-ndp", "progap-ndp", "drw", "fdp"]
-_PLAN_MODULES = ("skdpgraph.privacy._plan", "skdpgraph.privacy._gap_plan",
-                 "skdpgraph.privacy._fdp")
-_CACHES = {"skdpgraph.privacy._plan": ("_one_step_curve", "_one_step_rdp",
-                                       "_calibrated_noise_multiplier"),
-           "skdpgraph.privacy._fdp": ("_calibrated",),
-           "skdpgraph.privacy._gaussian": ("gaussian_epsilon",)}
+_PLAN_MODULES = ("skdpgraph.privacy._dpsgd_plan", "skdpgraph.privacy._gap_plan",
+                 "skdpgraph.privacy._fdp_plan")
+_CACHES = {"skdpgraph.privacy._dpsgd_plan": ("_one_step_curve", "_one_step_rdp",
+                                             "_calibrated_noise_multiplier"),
+           "skdpgraph.privacy._fdp_plan": ("_calibrated",),
+           "skdpgraph.privacy._gaussian_accounting": ("gaussian_epsilon",)}
 
 
 def parse_args(argv=None):

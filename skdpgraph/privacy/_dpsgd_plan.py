@@ -15,7 +15,7 @@ from skdpgraph.privacy._accountant import (
     without_replacement_dpsgd_event,
 )
 from skdpgraph.privacy._calibration import PrivacyBudgetError, calibrate_noise_multiplier
-from skdpgraph.privacy._orders import LazyRdpCurve, OrderHint, search_epsilon
+from skdpgraph.privacy._rdp_orders import LazyRdpCurve, OrderHint, search_epsilon
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 
 __all__ = ["DPSGDPlan", "plan_dpsgd", "steps_for_epochs"]

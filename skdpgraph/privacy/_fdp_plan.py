@@ -7,7 +7,7 @@ node is replaced by an isolated node, which changes at most ``K' = K + 1`` of
 the ``N`` per-example terms (the node's own star and the at most ``K`` stars it
 feeds), each by up to ``2C``. :class:`FDPPlan` composes that bound with, when
 asked, the Gaussian release of FDP's private inference
-(:mod:`skdpgraph.privacy._fdp_inference`).
+(:mod:`skdpgraph.privacy._neighbour_sums`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from scipy.stats import hypergeom
 from skdpgraph.privacy._accountant import (FINE_ORDERS, compute_rdp, epsilon_from_rdp,
                                            gaussian_event)
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
-from skdpgraph.privacy._orders import OrderHint
-from skdpgraph.privacy._plan import DPSGDPlan
+from skdpgraph.privacy._rdp_orders import OrderHint
+from skdpgraph.privacy._dpsgd_plan import DPSGDPlan
 from skdpgraph.privacy._report import NON_PRIVATE_NOTE
 
 __all__ = ["FDP_RELATION", "FDPPlan", "compute_rdp_fdp", "fdp_relation", "plan_fdp"]
@@ -152,7 +152,7 @@ def compute_rdp_fdp(
     >>> import numpy as np
     >>> from dp_accounting.rdp.rdp_privacy_accountant import (
     ...     DEFAULT_RDP_ORDERS, compute_epsilon)
-    >>> from skdpgraph.privacy._fdp import compute_rdp_fdp
+    >>> from skdpgraph.privacy._fdp_plan import compute_rdp_fdp
     >>> orders = np.union1d(DEFAULT_RDP_ORDERS, np.arange(1.1, 10.0, 0.1))
     >>> rdp = compute_rdp_fdp(noise_multiplier=4.0, num_train=140,
     ...                       batch_size=70, max_degree=2, steps=100,

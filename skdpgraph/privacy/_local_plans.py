@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 from skdpgraph.privacy._calibration import PrivacyBudgetError
 from skdpgraph.privacy._grr import grr_fs_epsilon, grr_fs_paper_epsilon
-from skdpgraph.privacy._orders import OrderHint
-from skdpgraph.privacy._plan import DPSGDPlan
+from skdpgraph.privacy._rdp_orders import OrderHint
+from skdpgraph.privacy._dpsgd_plan import DPSGDPlan
 
 __all__ = ["LocalRandomiser", "LocalDPPlan", "plan_local_grr", "split_local_budget",
            "UntilBudgetPlan", "plan_until_budget"]

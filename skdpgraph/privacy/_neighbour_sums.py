@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from skdpgraph.privacy._gaussian import gaussian_epsilon
+from skdpgraph.privacy._gaussian_accounting import gaussian_epsilon
 
 __all__ = ["NeighbourSums", "inference_release_epsilon", "inference_sensitivity",
            "release_neighbour_sums"]

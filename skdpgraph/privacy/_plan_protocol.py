@@ -13,7 +13,7 @@ import math
 from typing import Any, Protocol, runtime_checkable
 
 from skdpgraph.privacy._calibration import PrivacyBudgetError
-from skdpgraph.privacy._orders import OrderHint
+from skdpgraph.privacy._rdp_orders import OrderHint
 
 __all__ = ["PrivacyPlan", "check_plan"]
 
