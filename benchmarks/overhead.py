@@ -137,8 +137,9 @@ def vote_counterpart_fit(seed, ds, train):
     from registry import ESTIMATORS
     from skdpgraph._random import RandomStreams
     from skdpgraph.estimators._gap_heads import VOTE_WEIGHT
-    from skdpgraph.nn._gap import GAPEncoder, class_log_probabilities
+    from skdpgraph.nn import GAPEncoder, class_log_probabilities
     from skdpgraph.privacy import plan_dpsgd, steps_for_epochs
+    from skdpgraph.training import Generators, OptimizerSettings, TrainingStage
 
     est = ESTIMATORS["gap-ndp"](8.0, seed)  # only its resolved defaults are read
     classes, y = np.unique(ds.y[train], return_inverse=True)
@@ -156,8 +157,8 @@ def vote_counterpart_fit(seed, ds, train):
     encoder = gap.train_dpsgd(  # through the estimator module, so the LoopTimer sees it
         encoder, gap.TensorExamples(torch.from_numpy(np.asarray(ds.graph.nodes(train))),
                                     torch.from_numpy(y)),
-        gap.per_example_cross_entropy, plan, lr=est.lr, generator=streams.torch("batches"),
-        stage="encoder").module
+        gap.per_example_cross_entropy, plan, optimizer=OptimizerSettings(lr=est.lr),
+        generators=Generators(streams.torch("batches")), stage=TrainingStage("encoder")).module
     own = class_log_probabilities(encoder, ds.graph)
     votes = torch.from_numpy(np.asarray(ds.graph.adjacency() @ np.eye(len(classes))[
         own.argmax(-1).numpy()], dtype=np.float32))

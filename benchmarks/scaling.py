@@ -10,7 +10,7 @@ fixed random training fraction and reports:
   the wall time it would take on an idle machine: the machine these ran on was shared, so
   compare CPU times);
 * ``epoch_seconds``: per training stage, the wall time of its epochs over their number
-  (measured by timing :class:`skdpgraph._progress.EpochProgress`, the epoch loop of every
+  (measured by timing ``skdpgraph.training.run_epochs``, the epoch loop of every
   estimator); ``steps`` is the number of DP-SGD steps where the stage has them;
 * ``other_seconds``: ``fit_seconds`` minus the epoch loops (sampling, aggregation,
   partitioning, calibration);
@@ -48,32 +48,38 @@ ESTIMATORS = ["dpmlp", "gap-edp", "gap-ndp", "progap-edp", "drw", "fdp", "rgnn"]
 
 
 def _timed_epochs(stages: list, max_epochs: int | None) -> None:
-    """Patch ``EpochProgress`` to time every epoch loop, optionally stopping it early.
+    """Wrap the training loop (``run_epochs``) to time every run, optionally stopping it early.
 
-    Each loop appends ``[description, planned epochs, epochs run, seconds, CPU seconds]`` to
-    ``stages``.
-    Stopping early changes nothing else: the plan (and so the noise) is the default one.
+    Each run appends ``[description, planned epochs, epochs run, seconds, CPU seconds]`` to
+    ``stages``. Stopping early runs the first ``max_epochs`` epochs of the same plan (the
+    stepper's plan with fewer steps; noise multiplier and batches unchanged), so the time per
+    epoch is the default plan's.
     """
-    from skdpgraph._progress import EpochProgress
+    import dataclasses
+    import math
 
-    original_init, original_iter = EpochProgress.__init__, EpochProgress.__iter__
+    from skdpgraph.training import _llp, _loop
 
-    def init(self, epochs, description, **kwargs):
-        self._timing = [description, epochs, 0, 0.0, 0.0]
-        original_init(self, epochs, description, **kwargs)
+    original = _loop.run_epochs
 
-    def timed(self):
-        record = self._timing
+    def timed(module, stepper, sampler, examples, loss_fn, callbacks, *, stage, lr):
+        plan = stepper.plan
+        per_epoch = max(1, math.ceil(plan.num_examples / plan.batch_size))
+        planned = math.ceil(plan.steps / per_epoch) if plan.steps else 0
+        if max_epochs is not None and planned > max_epochs:
+            stepper.plan = dataclasses.replace(plan, steps=max_epochs * per_epoch)
+        record = [stage.description, planned, 0, 0.0, 0.0]
         stages.append(record)
         start, cpu = time.perf_counter(), time.process_time()
-        for epoch in original_iter(self):
-            if max_epochs is not None and record[2] >= max_epochs:
-                break
-            record[2] = epoch
-            yield epoch
-        record[3:] = time.perf_counter() - start, time.process_time() - cpu
+        try:
+            result = original(module, stepper, sampler, examples, loss_fn, callbacks,
+                              stage=stage, lr=lr)
+        finally:
+            record[3:] = time.perf_counter() - start, time.process_time() - cpu
+        record[2] = len(result.history)
+        return result
 
-    EpochProgress.__init__, EpochProgress.__iter__ = init, timed
+    _loop.run_epochs = _llp.run_epochs = timed  # the DP-SGD loop's and RGNN's full-batch one
 
 
 def _child(name: str, n: int, epsilon: float, train_fraction: float,
@@ -94,6 +100,8 @@ def _child(name: str, n: int, epsilon: float, train_fraction: float,
     build = time.perf_counter() - start
     train = np.sort(np.random.default_rng(0).permutation(n)[: int(train_fraction * n)])
     clf = REGISTRY[name](epsilon, 0)
+    if name == "rgnn":  # make_csbm's features are continuous; RGNN's default reads binary ones
+        clf.set_params(feature_type="continuous")
     stages: list = []
     _timed_epochs(stages, max_epochs)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -9,7 +9,7 @@ clipped to C, for DP-MLP's default model (two linear layers, width 64) on ``--ba
 random training nodes of the dataset, and the non-private mean gradient is the floor:
 
 - ``non-private``: one ordinary backward pass (no clipping);
-- ``one-pass``: :class:`skdpgraph._clipped_sum.ClippedSumModule` (what training uses);
+- ``one-pass``: :class:`skdpgraph.training.ClippedSumModule` (what training uses);
 - ``opacus-ghost``: Opacus' ghost clipping, two backward passes
   (``GradSampleModuleFastGradientClipping`` and ``DPTensorFastGradientClipping``);
 - ``opacus-hooks``: Opacus' ``GradSampleModule`` (hooks), per-example gradients
@@ -42,7 +42,7 @@ def methods(make_module, max_grad_norm):
     from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
     from torch.func import functional_call, grad, vmap
 
-    from skdpgraph._clipped_sum import ClippedSumModule
+    from skdpgraph.training import ClippedSumModule
 
     def losses_of(model, x, y):
         return torch.nn.functional.cross_entropy(model(x), y, reduction="none")
