@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import pathlib
 
+import pytest
+
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "skdpgraph"
 MAX_FUNCTION_CODE_LINES = 60
 MAX_CLASS_LINES = 300
@@ -151,3 +153,62 @@ def test_the_size_count_skips_docstrings_and_comments():
     documented = 'def f():\n    """Doc.\n\n    More.\n    """\n    # why\n    return 1\n'
     tree = ast.parse(documented)
     assert _code_lines(tree.body[0], documented.splitlines(), _docstring_lines(tree)) == 2
+
+
+def _units_imported() -> dict[str, set[str]]:
+    """Each top-level unit -> the other units its modules import."""
+    graph: dict[str, set[str]] = {}
+    for path, tree, _ in _parsed():
+        unit = _unit_of(path)
+        for name in _imports(tree):
+            parts = name.split(".")
+            if len(parts) >= 2 and parts[1] != unit:
+                graph.setdefault(unit, set()).add(parts[1])
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle among the units, or None."""
+    state: dict[str, str] = {}
+
+    def visit(unit: str, path: list[str]) -> list[str] | None:
+        state[unit] = "open"
+        for other in sorted(graph.get(unit, ())):
+            if state.get(other) == "open":
+                return path + [unit, other]
+            if other not in state:
+                found = visit(other, path + [unit])
+                if found:
+                    return found
+        state[unit] = "done"
+        return None
+
+    for unit in sorted(graph):
+        if unit not in state:
+            found = visit(unit, [])
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle_between_units():
+    assert _cycle(_units_imported()) is None
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) is not None
+    assert _cycle({"a": {"b"}, "b": {"c"}}) is None
+
+
+@pytest.mark.parametrize("module, function", [
+    ("training/_loop.py", "train_dpsgd"),
+    ("parallel/_dpsgd.py", "train_dpsgd_distributed"),
+])
+def test_the_training_loops_take_at_most_eight_parameters(module, function):
+    tree = ast.parse((PACKAGE / module).read_text())
+    [node] = [node for node in ast.walk(tree)
+              if isinstance(node, ast.FunctionDef) and node.name == function]
+    arguments = node.args
+    count = (len(arguments.posonlyargs) + len(arguments.args) + len(arguments.kwonlyargs)
+             + bool(arguments.vararg) + bool(arguments.kwarg))
+    assert count <= 8, f"{function} takes {count} parameters"
