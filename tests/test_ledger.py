@@ -23,6 +23,7 @@ import skdpgraph
 from skdpgraph import DPMLPClassifier, GAPClassifier, Graph, PrivacyLedger, process_ledger
 from skdpgraph.datasets import make_csbm
 from skdpgraph.estimators import _base
+from skdpgraph.estimators._gap_heads import TrainedHead
 from skdpgraph.model_selection import privacy_spent
 from skdpgraph.privacy import PrivacyBudgetError, Spend, compose_spends
 
@@ -247,14 +248,20 @@ def test_cap_refuses_a_fit_before_it_reads_data(name, data, monkeypatch):
 def test_cap_refuses_a_release_before_it_is_made(data, monkeypatch):
     clf = clone(ESTIMATORS["GAP-edge"]).fit(data.nodes(), data.y)
     made = []
-    original = GAPClassifier._aggregate
-    monkeypatch.setattr(GAPClassifier, "_aggregate",
-                        lambda self, *args: made.append(1) or original(self, *args))
+    original = TrainedHead.release
+
+    def counted(self, *args, **kwargs):
+        made.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrainedHead, "release", counted)
     other = make_csbm(n_nodes=60, n_features=8, random_state=1)
     with PrivacyLedger(epsilon=1e-3) as ledger:
         with pytest.raises(PrivacyBudgetError, match="refuses"):
             clf.predict(other.nodes())
     assert made == [] and clf.privacy_.releases == () and ledger.entries == ()
+    clf.predict(other.nodes())  # without the cap, the same call makes the release
+    assert made == [1]
 
 
 def test_a_failed_fit_leaves_no_entry(data):

@@ -312,7 +312,7 @@ def test_dropout_keeps_each_subgraphs_clipped_gradient_exact(estimator, data):
     each one's own gradient (under the masks drawn for it) clipped to C: the masks are drawn
     per entry, so no subgraph's output depends on another's."""
     import skdpgraph
-    from skdpgraph._clipped_sum import ClippedSumModule
+    from skdpgraph.training import ClippedSumModule
 
     module = getattr(skdpgraph, estimator)(dropout=0.5, epochs=1, hidden_dim=8, batch_size=64,
                                            epsilon=4.0, random_state=0).fit(
