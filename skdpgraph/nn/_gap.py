@@ -43,7 +43,7 @@ class GAPEncoder(nn.Module):
     activation : str, default="selu"
         Name of the activation after each body layer.
     dropout : float, default=0.0
-        Dropout rate after each body layer and before the head.
+        Dropout rate between the body's layers and before the head.
 
     Notes
     -----
@@ -94,7 +94,7 @@ class GAPClassificationModule(nn.Module):
     combine : {"cat", "sum", "max"}, default="cat"
         How the per-hop outputs are combined.
     activation : str, default="selu"
-        Name of the activation after the combination and in the head.
+        Name of the activation after the combination and between the head's layers.
     dropout : float, default=0.0
         Dropout rate before the head and between its layers.
     head_layers : int, default=1
@@ -163,9 +163,11 @@ class ProgressiveStage(nn.Module):
     combine : {"cat", "sum", "max"}, default="cat"
         How the per-part outputs are combined (see :class:`GAPClassificationModule`).
     activation : str, default="selu"
-        Name of the activation in the classification module and before the head.
+        Name of the activation in the classification module (and before the head with
+        ``embedding=True``).
     dropout : float, default=0.0
-        Dropout rate in the classification module and before the head.
+        Dropout rate in the classification module (and before the head with
+        ``embedding=True``).
     in_dim : int, default=None
         Width of the input rows; None: ``hidden_dim``.
     embedding : bool, default=False

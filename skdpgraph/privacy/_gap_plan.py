@@ -284,7 +284,7 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
     encoder_epochs : int
         Epochs of each encoder run.
     max_grad_norm : float
-        Clipping threshold C of the DP-SGD runs.
+        Clipping threshold C of the private DP-SGD runs.
     max_degree : int, default=None
         Node level: out-degree bound D (required there).
     max_in_degree : int, default=None
@@ -301,13 +301,12 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
 
     Raises
     ------
-    ValueError
-        If the layout has a budget share of its own (the vote head) at edge level or
-        with ``epsilon=inf``.
-    ------
     PrivacyBudgetError
         If the budget cannot be met, or (edge level) ``epsilon`` exceeds
         :data:`~skdpgraph.privacy._gaussian_accounting.MAX_GAUSSIAN_EPSILON`.
+    ValueError
+        If the layout has a budget share of its own (the vote head) at edge level or
+        with ``epsilon=inf``.
 
     Examples
     --------

@@ -113,7 +113,7 @@ class LocalDPPlan:
 
 def plan_local_grr(*, n_features: int, n_sampled_features: int, epsilon_per_feature: float,
                    n_classes: int, epsilon_labels: float) -> LocalDPPlan:
-    """Plan GRR-FS on every node's features and GRR on every training node's label (RGNN).
+    r"""Plan GRR-FS on every node's features and GRR on every training node's label (RGNN).
 
     The features cost :func:`~skdpgraph.privacy.grr_fs_epsilon` (``m * eps_x``, tight);
     the paper's amplified value is shown as a remark, not used.
@@ -278,7 +278,7 @@ def plan_until_budget(plan: DPSGDPlan, epsilon: float, delta: float, *,
 
     Returns
     -------
-    plan : UntilBudgetPlan
+    cut : UntilBudgetPlan
         ``plan`` with ``steps`` cut and ``planned_steps`` its original steps.
 
     Raises
