@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.nn._dropout import UniformDropout
 from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.privacy import row_normalize
@@ -252,6 +253,14 @@ def _on_features(function, graph: Any, index: Any = None) -> torch.Tensor:
     return torch.cat(parts)
 
 
+register_fragments(encoder_and_graph="""
+    encoder : GAPEncoder
+        The trained encoder whose head gives the class logits.
+    graph : Graph
+        The :class:`~skdpgraph.graph.Graph` whose nodes are classified.""")
+
+
+@fill_doc
 def class_probabilities(encoder: GAPEncoder, graph: Any) -> torch.Tensor:
     """Compute every node's class probabilities ``softmax(encoder(x))`` without gradients.
 
@@ -259,10 +268,7 @@ def class_probabilities(encoder: GAPEncoder, graph: Any) -> torch.Tensor:
 
     Parameters
     ----------
-    encoder : GAPEncoder
-        The trained encoder whose head gives the class logits.
-    graph : Graph
-        The :class:`~skdpgraph.graph.Graph` whose nodes are classified.
+    {{encoder_and_graph}}
 
     Returns
     -------
@@ -272,6 +278,7 @@ def class_probabilities(encoder: GAPEncoder, graph: Any) -> torch.Tensor:
     return _on_features(encoder, graph).softmax(-1)
 
 
+@fill_doc
 def class_log_probabilities(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Tensor:
     """Compute ``log_softmax(encoder(x))`` of the nodes ``index`` without gradients.
 
@@ -279,10 +286,7 @@ def class_log_probabilities(encoder: GAPEncoder, graph: Any, index: Any = None) 
 
     Parameters
     ----------
-    encoder : GAPEncoder
-        The trained encoder whose head gives the class logits.
-    graph : Graph
-        The :class:`~skdpgraph.graph.Graph` whose nodes are classified.
+    {{encoder_and_graph}}
     index : array-like of int, default=None
         Positions of the nodes to classify; None: all nodes.
 

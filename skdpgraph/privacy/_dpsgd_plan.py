@@ -24,7 +24,7 @@ __all__ = ["DPSGDPlan", "plan_dpsgd", "steps_for_epochs"]
 _SAMPLING = ("poisson", "without_replacement")
 
 
-register_fragments(dpsgd_plan_parameters="""
+register_fragments(dpsgd_run="""
     sampling : {"poisson", "without_replacement"}
         Poisson sampling with rate ``batch_size / num_examples``, or fixed-size batches
         drawn uniformly without replacement.
@@ -33,7 +33,7 @@ register_fragments(dpsgd_plan_parameters="""
     batch_size : int
         Expected (Poisson) or exact batch size.
     steps : int
-        Number of noisy steps.
+        Number of noisy steps.""", dpsgd_noise="""
     noise_multiplier : float or None
         The accountant's noise multiplier; None for a non-private run (no clipping, no
         noise).
@@ -42,7 +42,11 @@ register_fragments(dpsgd_plan_parameters="""
     sensitivity : float, default=1.0
         How many multiples of C one privacy unit can move the gradient sum by, in the
         accountant's convention: 1 for Poisson add/remove, 2 for replace-one, 2(K+1) for
-        FDP's degree-bounded stars.""")
+        FDP's degree-bounded stars.""", dpsgd_given_noise="""
+    max_grad_norm : float
+        Clipping threshold C.
+    noise_multiplier : float, default=None
+        The noise multiplier to use; None: calibrated to ``(epsilon, delta)``.""")
 
 
 @fill_doc
@@ -56,7 +60,8 @@ class DPSGDPlan:
 
     Parameters
     ----------
-    {{dpsgd_plan_parameters}}
+    {{dpsgd_run}}
+    {{dpsgd_noise}}
     """
 
     sampling: str
@@ -231,24 +236,13 @@ def plan_dpsgd(*, epsilon: float, delta: float, sampling: str, num_examples: int
     ``sampling="poisson"`` is accounted under add/remove-one (sensitivity C);
     ``"without_replacement"`` under replace-one (sensitivity 2C). ``epsilon=inf`` gives a
     non-private plan. With ``noise_multiplier`` given, the plan uses it and the caller
-    checks the resulting epsilon.
+    checks the resulting epsilon. ``batch_size`` is capped at ``num_examples``.
 
     Parameters
     ----------
     {{plan_budget}}
-    sampling : {"poisson", "without_replacement"}
-        Poisson sampling with rate ``batch_size / num_examples``, or fixed-size batches
-        drawn uniformly without replacement.
-    num_examples : int
-        Number of examples (nodes, subgraphs...).
-    batch_size : int
-        Expected (Poisson) or exact batch size (capped at ``num_examples``).
-    steps : int
-        Number of noisy steps.
-    max_grad_norm : float
-        Clipping threshold C.
-    noise_multiplier : float, default=None
-        The noise multiplier to use; None: calibrated to ``(epsilon, delta)``.
+    {{dpsgd_run}}
+    {{dpsgd_given_noise}}
     context : str, default="DP-SGD"
         Names the caller in error messages.
 

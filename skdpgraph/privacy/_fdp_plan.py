@@ -388,10 +388,7 @@ def plan_fdp(*, epsilon: float, delta: float, num_train: int, batch_size: int, s
         Number of noisy steps.
     max_degree : int
         The degree bound K.
-    max_grad_norm : float
-        Clipping threshold C.
-    noise_multiplier : float, default=None
-        The noise multiplier to use; None: calibrated to ``(epsilon, delta)``.
+    {{dpsgd_given_noise}}
     private_inference : bool, default=False
         Whether the plan pays for one release of noisy neighbour sums.
     degree_sampler : str, default="bernoulli"

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from dp_accounting import dp_event
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.privacy._accountant import gaussian_event
 
 __all__ = ["GAPLayout", "GAPStage", "VOTE_ENCODER_SHARE", "gap_node_event",
@@ -95,22 +96,28 @@ class GAPLayout:
         return [stage.hops_before for stage in self.stages if stage.run == run][index]
 
 
-def trained_head_stages(hops: int) -> GAPLayout:
-    """Lay out GAP with a trained classifier: encoder, the K hops, then the classifier.
-
-    Parameters
-    ----------
+register_fragments(layout_hops_and_returns="""
     hops : int
         K, the number of noisy hops the fit releases.
 
     Returns
     -------
     layout : GAPLayout
-        The fit's stages, in order.
+        The fit's stages, in order.""")
+
+
+@fill_doc
+def trained_head_stages(hops: int) -> GAPLayout:
+    """Lay out GAP with a trained classifier: encoder, the K hops, then the classifier.
+
+    Parameters
+    ----------
+    {{layout_hops_and_returns}}
     """
     return GAPLayout("trained", (GAPStage("encoder", 0), GAPStage("classifier", hops)))
 
 
+@fill_doc
 def vote_head_stages(hops: int) -> GAPLayout:
     """Lay out GAP's vote head: the encoder, then the K hops of the vote release.
 
@@ -119,17 +126,12 @@ def vote_head_stages(hops: int) -> GAPLayout:
 
     Parameters
     ----------
-    hops : int
-        K, the number of noisy hops the fit releases.
-
-    Returns
-    -------
-    layout : GAPLayout
-        The fit's stages, in order.
+    {{layout_hops_and_returns}}
     """
     return GAPLayout("vote", (GAPStage("encoder", 0, budget_share=VOTE_ENCODER_SHARE),))
 
 
+@fill_doc
 def progressive_stages(hops: int) -> GAPLayout:
     """Lay out ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024): K + 1 stages.
 
@@ -138,13 +140,7 @@ def progressive_stages(hops: int) -> GAPLayout:
 
     Parameters
     ----------
-    hops : int
-        K, the number of noisy hops the fit releases.
-
-    Returns
-    -------
-    layout : GAPLayout
-        The fit's stages, in order.
+    {{layout_hops_and_returns}}
     """
     return GAPLayout("progressive", tuple(GAPStage("encoder", index) for index in range(hops))
                      + (GAPStage("classifier", hops),))

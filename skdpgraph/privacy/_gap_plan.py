@@ -33,7 +33,7 @@ from typing import Callable
 
 import numpy as np
 
-from skdpgraph._docstrings import fill_doc
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.privacy import _gap_statements as statements
 from skdpgraph.privacy._accountant import gaussian_event
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
@@ -48,18 +48,23 @@ __all__ = ["GAPPlan", "plan_gap"]
 _STAGES = ("encoder", "classifier")
 
 
+register_fragments(gap_unit="""
+    privacy_level : {"edge", "node"}
+        The privacy unit: one edge or one node with its edges.
+    hops : int
+        K, the number of noisy aggregation hops.
+    directed : bool
+        Whether the graph is directed (edge level: the unit is then one directed edge).""")
+
+
+@fill_doc
 @dataclass(frozen=True)
 class GAPPlan:
     """The privacy plan of one GAP-family fit.
 
     Parameters
     ----------
-    privacy_level : {"edge", "node"}
-        The privacy unit: one edge or one node with its edges.
-    hops : int
-        K, the number of noisy aggregation hops.
-    directed : bool
-        Whether the graph is directed (edge level: the unit is then one directed edge).
+    {{gap_unit}}
     noise_multiplier : float or None
         The multiplier sigma: PMA noise std / sensitivity and, at node level, DP-SGD
         noise std / C (for the runs without a budget share of their own). None for a
@@ -269,12 +274,7 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
     Parameters
     ----------
     {{plan_budget}}
-    privacy_level : {"edge", "node"}
-        The privacy unit: one edge or one node with its edges.
-    hops : int
-        K, the number of noisy aggregation hops.
-    directed : bool
-        Whether the graph is directed (edge level: the unit is then one directed edge).
+    {{gap_unit}}
     num_examples : int
         Number of training examples (nodes) of the DP-SGD runs.
     batch_size : int

@@ -248,7 +248,8 @@ class UntilBudgetPlan(DPSGDPlan):
 
     Parameters
     ----------
-    {{dpsgd_plan_parameters}}
+    {{dpsgd_run}}
+    {{dpsgd_noise}}
     planned_steps : int, default=0
         The steps planned before the cut (``steps`` is at most this).
     """

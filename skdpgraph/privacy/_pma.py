@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.sampling import bound_in_degree, bound_out_degree
 
 __all__ = [
@@ -115,15 +116,20 @@ def _to_torch_csr(adjacency: sp.csr_matrix, device: torch.device) -> torch.Tenso
         )
 
 
+register_fragments(adjacency_and_rows="""
+    adjacency : scipy sparse matrix or torch sparse CSR tensor of shape (n, n)
+        In-adjacency, ``A[target, source] = 1``; entries are treated as 1.
+    x : Tensor of shape (n, d)
+        The rows to aggregate, one per node.""")
+
+
+@fill_doc
 def sum_in_neighbours(adjacency: sp.spmatrix | torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Sum every node's in-neighbours' rows, ``A @ x`` (the pre-noise aggregation).
 
     Parameters
     ----------
-    adjacency : scipy sparse matrix or torch sparse CSR tensor of shape (n, n)
-        In-adjacency, ``A[target, source] = 1``; entries are treated as 1.
-    x : Tensor of shape (n, d)
-        The rows to aggregate, one per node.
+    {{adjacency_and_rows}}
 
     Returns
     -------
@@ -185,16 +191,14 @@ def private_multi_hop_aggregation(adjacency: sp.spmatrix, x: torch.Tensor, hops:
     return torch.stack(outputs, dim=1)
 
 
+@fill_doc
 def noisy_sum_aggregation(adjacency: sp.spmatrix | torch.Tensor, x: torch.Tensor,
                           noise_std: float, generator: torch.Generator | None) -> torch.Tensor:
     """Run one PMA hop before normalisation: ``A @ x + N(0, noise_std^2)`` on every coordinate.
 
     Parameters
     ----------
-    adjacency : scipy sparse matrix or torch sparse CSR tensor of shape (n, n)
-        In-adjacency, ``A[target, source] = 1``; entries are treated as 1.
-    x : Tensor of shape (n, d)
-        The rows to aggregate, one per node.
+    {{adjacency_and_rows}}
     noise_std : float
         Std of the Gaussian noise added to every coordinate; 0: no noise.
     generator : torch.Generator or None
