@@ -40,7 +40,7 @@ def make_graph_classification(n_graphs: int = 60, n_classes: int = 2, *,
                               n_nodes: tuple[int, int] = (8, 16), n_features: int = 4,
                               extra_edges: float = 1.0, feature_shift: float = 0.25,
                               random_state: Any = None) -> tuple[GraphCollection, np.ndarray]:
-    """A seedable collection of small graphs with one label each.
+    """Generate a seedable collection of small graphs with one label each.
 
     Every graph is a uniform random recursive tree (connected, ``n - 1`` edges) with
     ``round(extra_edges * c / (n_classes - 1) * n)`` more random edges for class ``c``
@@ -70,6 +70,7 @@ def make_graph_classification(n_graphs: int = 60, n_classes: int = 2, *,
     Returns
     -------
     X : GraphCollection
+        The ``n_graphs`` graphs, with their node features.
     y : ndarray of int64 of shape (n_graphs,)
         Class of each graph, 0 to ``n_classes - 1``, in random order.
 

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.nn._dropout import UniformDropout
 from skdpgraph.nn._mlp import MLP, make_activation
 from skdpgraph.privacy import row_normalize
@@ -32,11 +33,18 @@ class GAPEncoder(nn.Module):
 
     Parameters
     ----------
-    in_dim, hidden_dim, num_classes : int
+    in_dim : int
+        Width of the node feature rows.
+    hidden_dim : int
+        Width of the body's layers, hence of the node embeddings.
+    num_classes : int
+        Number of classes: the width of the linear head's output.
     num_layers : int, default=2
         Linear layers in the body (each followed by the activation).
     activation : str, default="selu"
+        Name of the activation after each body layer.
     dropout : float, default=0.0
+        Dropout rate between the body's layers and before the head.
 
     Notes
     -----
@@ -81,15 +89,20 @@ class GAPClassificationModule(nn.Module):
     hidden_dim : int
         Width of the per-hop layers' outputs (and of the hop embeddings by default).
     num_classes : int
+        Number of classes: the width of the head's output.
     hops : int
         K; the input has K + 1 hop embeddings (hop 0 is the node's own embedding).
+    combine : {"cat", "sum", "max"}, default="cat"
+        How the per-hop outputs are combined.
+    activation : str, default="selu"
+        Name of the activation after the combination and between the head's layers.
+    dropout : float, default=0.0
+        Dropout rate before the head and between its layers.
+    head_layers : int, default=1
+        Linear layers in the MLP head.
     in_dim : int, default=None
         Width of each hop's input row (:func:`stack_hops` pads narrower rows with zeros);
         None: ``hidden_dim``.
-    combine : {"cat", "sum", "max"}, default="cat"
-    activation : str, default="selu"
-    dropout : float, default=0.0
-    head_layers : int, default=1
 
     Notes
     -----
@@ -142,11 +155,20 @@ class ProgressiveStage(nn.Module):
 
     Parameters
     ----------
-    hidden_dim, num_classes : int
+    hidden_dim : int
+        Width of the classification module's per-hop layers (and of the embedding).
+    num_classes : int
+        Number of classes: the width of the stage's output.
     parts : int
         Rows per node in the input (stage ``i`` reads ``i + 1``).
-    combine, activation : str, default="cat", "selu"
+    combine : {"cat", "sum", "max"}, default="cat"
+        How the per-part outputs are combined (see :class:`GAPClassificationModule`).
+    activation : str, default="selu"
+        Name of the activation in the classification module (and before the head with
+        ``embedding=True``).
     dropout : float, default=0.0
+        Dropout rate in the classification module (and before the head with
+        ``embedding=True``).
     in_dim : int, default=None
         Width of the input rows; None: ``hidden_dim``.
     embedding : bool, default=False
@@ -188,11 +210,24 @@ class ProgressiveStage(nn.Module):
 
 
 def embed_nodes(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Tensor:
-    """Row-normalised embeddings ``rownorm(encoder.embed(x))`` of ``index`` (all nodes if None).
+    """Embed the nodes ``index`` as row-normalised rows ``rownorm(encoder.embed(x))``.
 
-    ``graph`` is a :class:`~skdpgraph.graph.Graph`; its feature rows are read in chunks, so
-    wide sparse features are never densified all at once. Returns a CPU tensor of shape
-    (n, hidden_dim), computed without gradients.
+    The feature rows are read in chunks, so wide sparse features are never densified all
+    at once; the embeddings are computed without gradients.
+
+    Parameters
+    ----------
+    encoder : GAPEncoder
+        The trained encoder whose body gives the embeddings.
+    graph : Graph
+        The :class:`~skdpgraph.graph.Graph` whose feature rows are embedded.
+    index : array-like of int, default=None
+        Positions of the nodes to embed; None: all nodes.
+
+    Returns
+    -------
+    embeddings : Tensor of shape (n, hidden_dim)
+        The row-normalised embeddings, on the CPU, one row per node of ``index``.
 
     Examples
     --------
@@ -218,33 +253,66 @@ def _on_features(function, graph: Any, index: Any = None) -> torch.Tensor:
     return torch.cat(parts)
 
 
-def class_probabilities(encoder: GAPEncoder, graph: Any) -> torch.Tensor:
-    """Every node's class probabilities ``softmax(encoder(x))``, computed without gradients.
+register_fragments(encoder_and_graph="""
+    encoder : GAPEncoder
+        The trained encoder whose head gives the class logits.
+    graph : Graph
+        The :class:`~skdpgraph.graph.Graph` whose nodes are classified.""")
 
-    Returns a CPU tensor of shape (num_nodes, num_classes); feature rows are read in chunks
-    as in :func:`embed_nodes`.
+
+@fill_doc
+def class_probabilities(encoder: GAPEncoder, graph: Any) -> torch.Tensor:
+    """Compute every node's class probabilities ``softmax(encoder(x))`` without gradients.
+
+    Feature rows are read in chunks as in :func:`embed_nodes`.
+
+    Parameters
+    ----------
+    {{encoder_and_graph}}
+
+    Returns
+    -------
+    probabilities : Tensor of shape (num_nodes, num_classes)
+        The class probabilities, on the CPU.
     """
     return _on_features(encoder, graph).softmax(-1)
 
 
+@fill_doc
 def class_log_probabilities(encoder: GAPEncoder, graph: Any, index: Any = None) -> torch.Tensor:
-    """``log_softmax(encoder(x))`` of the nodes ``index`` (all if None), without gradients.
+    """Compute ``log_softmax(encoder(x))`` of the nodes ``index`` without gradients.
 
-    Returns a CPU tensor of shape (len(index), num_classes); feature rows are read in chunks
-    as in :func:`embed_nodes`.
+    Feature rows are read in chunks as in :func:`embed_nodes`.
+
+    Parameters
+    ----------
+    {{encoder_and_graph}}
+    index : array-like of int, default=None
+        Positions of the nodes to classify; None: all nodes.
+
+    Returns
+    -------
+    log_probabilities : Tensor of shape (len(index), num_classes)
+        The class log-probabilities, on the CPU.
     """
     return _on_features(encoder, graph, index).log_softmax(-1)
 
 
 def with_known_labels(probabilities: torch.Tensor,
                       labelled: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
-    """Row-normalised class probabilities, one-hot labels in place of the known nodes' rows.
+    """Row-normalise class probabilities, with one-hot labels in place of the known nodes' rows.
 
     Parameters
     ----------
     probabilities : Tensor of shape (n, num_classes)
+        Each node's class probabilities; not modified.
     labelled : (index, labels) or None
         Positions of the nodes whose labels are known and their labels (class indices).
+
+    Returns
+    -------
+    rows : Tensor of shape (n, num_classes)
+        The row-normalised rows, the known nodes' rows one-hot.
 
     Examples
     --------
@@ -262,11 +330,23 @@ def with_known_labels(probabilities: torch.Tensor,
 
 
 def stack_hops(own: torch.Tensor, aggregations: torch.Tensor) -> torch.Tensor:
-    """``(n, K + 1, width)``: each node's own row, then its K aggregation rows.
+    """Stack each node's own row, then its K aggregation rows, into ``(n, K + 1, width)``.
 
     Rows narrower than the widest (class-probability aggregations next to wider
     embeddings, or the reverse) are padded with zeros, on which a hop layer's weights
     never train.
+
+    Parameters
+    ----------
+    own : Tensor of shape (n, d_own)
+        Each node's own row (hop 0).
+    aggregations : Tensor of shape (n, K, d_agg)
+        Each node's K aggregation rows.
+
+    Returns
+    -------
+    hops : Tensor of shape (n, K + 1, max(d_own, d_agg))
+        The own row then the aggregation rows, zero-padded to the widest.
     """
     width = max(own.shape[-1], aggregations.shape[-1])
     own = nn.functional.pad(own, (0, width - own.shape[-1]))
@@ -275,11 +355,12 @@ def stack_hops(own: torch.Tensor, aggregations: torch.Tensor) -> torch.Tensor:
 
 
 def hop_inputs(encoder: GAPEncoder, nodes: Any, aggregations: torch.Tensor) -> torch.Tensor:
-    """Classifier inputs of ``nodes``: own embedding, then its K aggregation rows.
+    """Build the classifier inputs of ``nodes``: own embedding, then its K aggregation rows.
 
     Parameters
     ----------
     encoder : GAPEncoder
+        The trained encoder that embeds the query nodes (see :func:`embed_nodes`).
     nodes : Nodes
         The query nodes (a :class:`~skdpgraph.graph.Nodes` view of a graph).
     aggregations : Tensor of shape (num_nodes, K, d)

@@ -75,6 +75,7 @@ def forward_corrected_loss(logits: torch.Tensor, frequencies: torch.Tensor,
     Parameters
     ----------
     logits : Tensor of shape (n, n_classes)
+        The model's class logits.
     frequencies : Tensor of shape (n, n_classes)
         Rows sum to one.
     transition : Tensor of shape (n_classes, n_classes)

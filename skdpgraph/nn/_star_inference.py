@@ -32,15 +32,44 @@ def _check_star_model(module: DenseSubgraphGNN) -> None:
 
 
 def root_cross_entropy(module: torch.nn.Module, batch: tuple) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-example loss for ``train_dpsgd`` on padded-subgraph batches ``(x, adj, mask, y)``:
-    the cross-entropy of each subgraph's root, and whether the root is predicted right."""
+    """Compute the per-example loss of padded-subgraph batches for ``train_dpsgd``.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The star model, called as ``module(x, adj, mask)`` to give the roots' logits.
+    batch : tuple
+        A padded-subgraph batch ``(x, adj, mask, y)``, ``y`` the roots' labels.
+
+    Returns
+    -------
+    losses : Tensor of shape (batch,)
+        The cross-entropy of each subgraph's root.
+    correct : Tensor of shape (batch,) of bool
+        Whether each root is predicted right.
+    """
     x, adj, mask, y = batch
     logits = module(x, adj, mask)
     return torch.nn.functional.cross_entropy(logits, y, reduction="none"), logits.argmax(-1) == y
 
 
 def encode_nodes(module: DenseSubgraphGNN, graph: Graph, ids: np.ndarray) -> torch.Tensor:
-    """Encoder output of the nodes ``ids``, computed in chunks (dense features per chunk)."""
+    """Encode the nodes ``ids`` with the model's encoder, in chunks (dense features per chunk).
+
+    Parameters
+    ----------
+    module : DenseSubgraphGNN
+        The star model whose ``encoder`` is applied.
+    graph : Graph
+        The graph whose feature rows are read.
+    ids : ndarray of shape (n,)
+        Positions of the nodes to encode.
+
+    Returns
+    -------
+    encodings : Tensor of shape (n, hidden_dim)
+        The encoder's output, one row per node of ``ids``, on the module's device.
+    """
     device = next(module.parameters()).device
     ids = np.asarray(ids, dtype=np.int64)
     parts = [module.encoder(torch.from_numpy(graph.features(ids[i:i + _CHUNK])).to(device))
@@ -52,7 +81,24 @@ def encode_nodes(module: DenseSubgraphGNN, graph: Graph, ids: np.ndarray) -> tor
 
 def logits_from_sums(module: DenseSubgraphGNN, h_root: torch.Tensor,
                      neighbour_sum: torch.Tensor, neighbour_count: torch.Tensor) -> torch.Tensor:
-    """Logits of roots with encodings ``h_root`` (R, H), neighbour sums (R, H), counts (R,)."""
+    """Compute the roots' logits from their encodings and their neighbours' sums and counts.
+
+    Parameters
+    ----------
+    module : DenseSubgraphGNN
+        A one-layer ``conv="mean"`` model with an encoder and residual update.
+    h_root : Tensor of shape (R, H)
+        The roots' encodings.
+    neighbour_sum : Tensor of shape (R, H)
+        The sum of each root's neighbours' encodings (exact or privately released).
+    neighbour_count : Tensor of shape (R,)
+        Each root's number of neighbours (exact or privately released).
+
+    Returns
+    -------
+    logits : Tensor of shape (R, num_classes)
+        The roots' class logits.
+    """
     _check_star_model(module)
     mean = (h_root + neighbour_sum) / (1.0 + neighbour_count).unsqueeze(1)
     return module.decoder(h_root + module.activation(module.convs[0].lin(mean)))
@@ -60,16 +106,23 @@ def logits_from_sums(module: DenseSubgraphGNN, h_root: torch.Tensor,
 
 def root_logits(module: DenseSubgraphGNN, graph: Graph, roots: np.ndarray,
                 rows: sp.csr_matrix) -> torch.Tensor:
-    """Logits of each root from its own features and the exact in-neighbours in ``rows``.
+    """Compute each root's logits from its own features and the exact in-neighbours in ``rows``.
 
     Parameters
     ----------
     module : DenseSubgraphGNN
         A one-layer ``conv="mean"`` model with an encoder and residual update.
     graph : Graph
+        The graph whose feature rows are read.
     roots : ndarray of shape (R,)
+        Positions of the root nodes.
     rows : scipy.sparse.csr_matrix of shape (R, graph.num_nodes)
         Row ``i``: the in-neighbours aggregated by ``roots[i]`` (self excluded).
+
+    Returns
+    -------
+    logits : Tensor of shape (R, num_classes)
+        The roots' class logits.
     """
     _check_star_model(module)
     rows = sp.csr_matrix(rows)

@@ -5,9 +5,16 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from skdpgraph._docstrings import register_fragments
 from skdpgraph.exceptions import PrivacyBudgetError
 
 __all__ = ["PrivacyBudgetError", "calibrate_noise_multiplier", "MAX_NOISE_MULTIPLIER"]
+
+register_fragments(plan_budget="""
+    epsilon : float
+        The privacy budget, in ``(0, inf]``.
+    delta : float
+        The delta of the ``(epsilon, delta)`` guarantee.""")
 
 #: Largest noise multiplier calibration will return; a budget that needs more is refused.
 MAX_NOISE_MULTIPLIER = 1e6

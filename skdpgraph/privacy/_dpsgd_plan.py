@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.privacy._accountant import (
     ADD_OR_REMOVE,
     REPLACE_ONE,
@@ -23,6 +24,32 @@ __all__ = ["DPSGDPlan", "plan_dpsgd", "steps_for_epochs"]
 _SAMPLING = ("poisson", "without_replacement")
 
 
+register_fragments(dpsgd_run="""
+    sampling : {"poisson", "without_replacement"}
+        Poisson sampling with rate ``batch_size / num_examples``, or fixed-size batches
+        drawn uniformly without replacement.
+    num_examples : int
+        Number of examples (nodes, subgraphs...).
+    batch_size : int
+        Expected (Poisson) or exact batch size.
+    steps : int
+        Number of noisy steps.""", dpsgd_noise="""
+    noise_multiplier : float or None
+        The accountant's noise multiplier; None for a non-private run (no clipping, no
+        noise).
+    max_grad_norm : float or None
+        Clipping threshold C; None for a non-private run.
+    sensitivity : float, default=1.0
+        How many multiples of C one privacy unit can move the gradient sum by, in the
+        accountant's convention: 1 for Poisson add/remove, 2 for replace-one, 2(K+1) for
+        FDP's degree-bounded stars.""", dpsgd_given_noise="""
+    max_grad_norm : float
+        Clipping threshold C.
+    noise_multiplier : float, default=None
+        The noise multiplier to use; None: calibrated to ``(epsilon, delta)``.""")
+
+
+@fill_doc
 @dataclass(frozen=True)
 class DPSGDPlan:
     """How one DP-SGD run samples, clips and perturbs.
@@ -33,24 +60,8 @@ class DPSGDPlan:
 
     Parameters
     ----------
-    sampling : {"poisson", "without_replacement"}
-        Poisson sampling with rate ``batch_size / num_examples``, or fixed-size batches
-        drawn uniformly without replacement.
-    num_examples : int
-        Number of examples (nodes, subgraphs...).
-    batch_size : int
-        Expected (Poisson) or exact batch size.
-    steps : int
-        Number of noisy steps.
-    noise_multiplier : float or None
-        The accountant's noise multiplier; None for a non-private run (no clipping, no
-        noise).
-    max_grad_norm : float or None
-        Clipping threshold C; None for a non-private run.
-    sensitivity : float, default=1.0
-        How many multiples of C one privacy unit can move the gradient sum by, in the
-        accountant's convention: 1 for Poisson add/remove, 2 for replace-one, 2(K+1) for
-        FDP's degree-bounded stars.
+    {{dpsgd_run}}
+    {{dpsgd_noise}}
     """
 
     sampling: str
@@ -196,10 +207,26 @@ def _one_step_curve(sampling: str, num_examples: int, batch_size: int,
 
 
 def steps_for_epochs(epochs: int, num_examples: int, batch_size: int) -> int:
-    """Steps in ``epochs`` passes: ``epochs * ceil(num_examples / batch_size)``."""
+    """Count the steps in ``epochs`` passes: ``epochs * ceil(num_examples / batch_size)``.
+
+    Parameters
+    ----------
+    epochs : int
+        Number of passes over the examples.
+    num_examples : int
+        Number of examples.
+    batch_size : int
+        Batch size (capped at ``num_examples``).
+
+    Returns
+    -------
+    steps : int
+        The number of steps.
+    """
     return int(epochs * math.ceil(num_examples / min(batch_size, num_examples)))
 
 
+@fill_doc
 def plan_dpsgd(*, epsilon: float, delta: float, sampling: str, num_examples: int,
                batch_size: int, steps: int, max_grad_norm: float,
                noise_multiplier: float | None = None,
@@ -209,7 +236,20 @@ def plan_dpsgd(*, epsilon: float, delta: float, sampling: str, num_examples: int
     ``sampling="poisson"`` is accounted under add/remove-one (sensitivity C);
     ``"without_replacement"`` under replace-one (sensitivity 2C). ``epsilon=inf`` gives a
     non-private plan. With ``noise_multiplier`` given, the plan uses it and the caller
-    checks the resulting epsilon.
+    checks the resulting epsilon. ``batch_size`` is capped at ``num_examples``.
+
+    Parameters
+    ----------
+    {{plan_budget}}
+    {{dpsgd_run}}
+    {{dpsgd_given_noise}}
+    context : str, default="DP-SGD"
+        Names the caller in error messages.
+
+    Returns
+    -------
+    plan : DPSGDPlan
+        The planned run (non-private for ``epsilon=inf`` without ``noise_multiplier``).
 
     Raises
     ------

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 from scipy.stats import hypergeom
 
+from skdpgraph._docstrings import fill_doc
 from skdpgraph.privacy._accountant import (FINE_ORDERS, compute_rdp, epsilon_from_rdp,
                                            gaussian_event)
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
@@ -40,7 +41,18 @@ FDP_RELATION = ("replace one node by an isolated node (any features and label, n
 
 
 def fdp_relation(max_degree: int) -> str:
-    """:data:`FDP_RELATION` with what it changes for the degree bound ``max_degree`` (K)."""
+    """State :data:`FDP_RELATION` with what it changes for the degree bound ``max_degree``.
+
+    Parameters
+    ----------
+    max_degree : int
+        The degree bound K.
+
+    Returns
+    -------
+    relation : str
+        The neighbouring relation, in words, with the stars it changes and the sensitivity.
+    """
     k = int(max_degree)
     return (f"{FDP_RELATION}; at most K+1 = {k + 1} of the training stars change, each "
             "by up to 2C (sensitivity 2(K+1)C)")
@@ -354,6 +366,7 @@ class FDPPlan:
         return events
 
 
+@fill_doc
 def plan_fdp(*, epsilon: float, delta: float, num_train: int, batch_size: int, steps: int,
              max_degree: int, max_grad_norm: float, noise_multiplier: float | None = None,
              private_inference: bool = False, degree_sampler: str = "bernoulli",
@@ -363,6 +376,30 @@ def plan_fdp(*, epsilon: float, delta: float, num_train: int, batch_size: int, s
     ``epsilon=inf`` without ``noise_multiplier`` gives a non-private plan. A given
     ``noise_multiplier`` is used as is; :func:`~skdpgraph.privacy.check_plan` then
     refuses it, before training, if its epsilon exceeds the budget.
+
+    Parameters
+    ----------
+    {{plan_budget}}
+    num_train : int
+        N, the number of training nodes (one star each).
+    batch_size : int
+        Fixed batch size, drawn without replacement (capped at ``num_train``).
+    steps : int
+        Number of noisy steps.
+    max_degree : int
+        The degree bound K.
+    {{dpsgd_given_noise}}
+    private_inference : bool, default=False
+        Whether the plan pays for one release of noisy neighbour sums.
+    degree_sampler : str, default="bernoulli"
+        The sampler that enforces K (for the report).
+    context : str, default="FDP"
+        Names the caller in error messages.
+
+    Returns
+    -------
+    plan : FDPPlan
+        The planned fit.
 
     Raises
     ------

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from dp_accounting import dp_event
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.privacy._accountant import gaussian_event
 
 __all__ = ["GAPLayout", "GAPStage", "VOTE_ENCODER_SHARE", "gap_node_event",
@@ -66,6 +67,7 @@ class GAPLayout:
     kind : {"trained", "vote", "progressive"}
         The head that the stages make (the report's wording follows it).
     stages : tuple of GAPStage
+        The fit's DP-SGD runs, in the order they are made.
     """
 
     kind: str
@@ -94,34 +96,87 @@ class GAPLayout:
         return [stage.hops_before for stage in self.stages if stage.run == run][index]
 
 
+register_fragments(layout_hops_and_returns="""
+    hops : int
+        K, the number of noisy hops the fit releases.
+
+    Returns
+    -------
+    layout : GAPLayout
+        The fit's stages, in order.""")
+
+
+@fill_doc
 def trained_head_stages(hops: int) -> GAPLayout:
-    """GAP with a trained classifier: encoder, the K hops, then the classifier."""
+    """Lay out GAP with a trained classifier: encoder, the K hops, then the classifier.
+
+    Parameters
+    ----------
+    {{layout_hops_and_returns}}
+    """
     return GAPLayout("trained", (GAPStage("encoder", 0), GAPStage("classifier", hops)))
 
 
+@fill_doc
 def vote_head_stages(hops: int) -> GAPLayout:
-    """GAP's vote head: the encoder, calibrated alone to :data:`VOTE_ENCODER_SHARE` of
-    epsilon, then the K hops of the vote release; no classifier run."""
+    """Lay out GAP's vote head: the encoder, then the K hops of the vote release.
+
+    The encoder is calibrated alone to :data:`VOTE_ENCODER_SHARE` of epsilon; there is no
+    classifier run.
+
+    Parameters
+    ----------
+    {{layout_hops_and_returns}}
+    """
     return GAPLayout("vote", (GAPStage("encoder", 0, budget_share=VOTE_ENCODER_SHARE),))
 
 
+@fill_doc
 def progressive_stages(hops: int) -> GAPLayout:
-    """ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024): K + 1 stages, stage ``i < K`` after
-    ``i`` one-hop releases (runs of the ``encoder`` plan), the last one (the ``classifier``
-    plan) after all K."""
+    """Lay out ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024): K + 1 stages.
+
+    Stage ``i < K`` comes after ``i`` one-hop releases (runs of the ``encoder`` plan), the
+    last one (the ``classifier`` plan) after all K.
+
+    Parameters
+    ----------
+    {{layout_hops_and_returns}}
+    """
     return GAPLayout("progressive", tuple(GAPStage("encoder", index) for index in range(hops))
                      + (GAPStage("classifier", hops),))
 
 
 def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | None = None,
                     max_in_degree: int | None = None) -> float:
-    """L2 sensitivity of one PMA hop for the privacy unit.
+    """Compute the L2 sensitivity of one PMA hop for the privacy unit.
 
     ``"edge"``: one undirected edge moves two rows by a unit vector each (sqrt(2)); one
     directed edge moves one row (1). ``"node"``: a node of out-degree <= D moves the
     rows of its <= D out-neighbours by a unit vector each (sqrt(D)), its own row held
     fixed; with ``max_in_degree`` D_in its own row (a sum of <= D_in unit vectors) is
     charged too: sqrt(D_in^2 + D).
+
+    Parameters
+    ----------
+    privacy_level : {"edge", "node"}
+        The privacy unit: one edge or one node with its edges.
+    directed : bool
+        Whether the graph's edges are directed (edge level only).
+    max_degree : int, default=None
+        D, the bound on a node's out-degree; required at node level.
+    max_in_degree : int, default=None
+        D_in, the bound on a node's in-degree; None: the node's own row is held fixed.
+
+    Returns
+    -------
+    sensitivity : float
+        The L2 sensitivity of one hop's aggregation.
+
+    Raises
+    ------
+    ValueError
+        If ``privacy_level`` is neither ``"edge"`` nor ``"node"``, or a degree bound is
+        below 1.
 
     Examples
     --------
@@ -149,12 +204,33 @@ def pma_sensitivity(privacy_level: str, *, directed: bool, max_degree: int | Non
 
 def gap_node_event(noise_multiplier: float, hops: int, encoder_plan,
                    classifier_plan=None) -> dp_event.DpEvent:
-    """The node-level event of GAP (Sajadmanesh et al. 2023, Theorem 4).
+    """Build the node-level event of GAP (Sajadmanesh et al. 2023, Theorem 4).
 
     Encoder DP-SGD, then K Gaussian mechanisms (PMA with std ``noise_multiplier * sqrt(D)``),
     then classifier DP-SGD (None for the untrained vote head), composed adaptively under
     add/remove-one-node. Each :class:`~skdpgraph.privacy.DPSGDPlan` carries its own noise
     multiplier (GAP's trained head uses ``noise_multiplier`` for all three).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        The PMA noise multiplier: each hop's noise std over its sensitivity.
+    hops : int
+        K, the number of PMA hops.
+    encoder_plan : DPSGDPlan
+        The encoder's DP-SGD plan (Poisson sampling, with a noise multiplier).
+    classifier_plan : DPSGDPlan, default=None
+        The classifier's DP-SGD plan; None for the untrained vote head.
+
+    Returns
+    -------
+    event : dp_accounting.dp_event.DpEvent
+        The composed event, for a dp-accounting accountant.
+
+    Raises
+    ------
+    ValueError
+        If a DP-SGD plan does not use Poisson sampling with a noise multiplier.
     """
     runs = [plan for plan in (encoder_plan, classifier_plan) if plan is not None]
     for plan in runs:

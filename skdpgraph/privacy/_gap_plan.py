@@ -33,6 +33,7 @@ from typing import Callable
 
 import numpy as np
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.privacy import _gap_statements as statements
 from skdpgraph.privacy._accountant import gaussian_event
 from skdpgraph.privacy._calibration import calibrate_noise_multiplier
@@ -47,20 +48,27 @@ __all__ = ["GAPPlan", "plan_gap"]
 _STAGES = ("encoder", "classifier")
 
 
+register_fragments(gap_unit="""
+    privacy_level : {"edge", "node"}
+        The privacy unit: one edge or one node with its edges.
+    hops : int
+        K, the number of noisy aggregation hops.
+    directed : bool
+        Whether the graph is directed (edge level: the unit is then one directed edge).""")
+
+
+@fill_doc
 @dataclass(frozen=True)
 class GAPPlan:
     """The privacy plan of one GAP-family fit.
 
     Parameters
     ----------
-    privacy_level : {"edge", "node"}
-    hops : int
-        K, the number of noisy aggregation hops.
-    directed : bool
-        Whether the graph is directed (edge level: the unit is then one directed edge).
+    {{gap_unit}}
     noise_multiplier : float or None
-        sigma: PMA noise std / sensitivity and, at node level, DP-SGD noise std / C (for
-        the runs without a budget share of their own). None for a non-private plan.
+        The multiplier sigma: PMA noise std / sensitivity and, at node level, DP-SGD
+        noise std / C (for the runs without a budget share of their own). None for a
+        non-private plan.
     encoder, classifier : DPSGDPlan
         The planned runs (non-private at edge level); ``classifier`` is None where the
         layout has no classifier stage (the vote head).
@@ -245,6 +253,7 @@ class GAPPlan:
         return cost
 
 
+@fill_doc
 def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, directed: bool,
              num_examples: int, batch_size: int, epochs: int, encoder_epochs: int,
              max_grad_norm: float, max_degree: int | None = None,
@@ -262,11 +271,42 @@ def plan_gap(*, epsilon: float, delta: float, privacy_level: str, hops: int, dir
     (:func:`~skdpgraph.privacy.trained_head_stages`, ``vote_head_stages``,
     ``progressive_stages``). ``epsilon=inf`` gives a non-private plan.
 
+    Parameters
+    ----------
+    {{plan_budget}}
+    {{gap_unit}}
+    num_examples : int
+        Number of training examples (nodes) of the DP-SGD runs.
+    batch_size : int
+        Expected batch size of the DP-SGD runs.
+    epochs : int
+        Epochs of the classifier run.
+    encoder_epochs : int
+        Epochs of each encoder run.
+    max_grad_norm : float
+        Clipping threshold C of the private DP-SGD runs.
+    max_degree : int, default=None
+        Node level: out-degree bound D (required there).
+    max_in_degree : int, default=None
+        Node level: in-degree bound D_in; None leaves in-degree unbounded.
+    stages : callable, default=trained_head_stages
+        Builds the fit's :class:`~skdpgraph.privacy.GAPLayout` from ``hops``.
+    context : str, default="GAP"
+        Names the caller in error messages.
+
+    Returns
+    -------
+    plan : GAPPlan
+        The calibrated plan (non-private for ``epsilon=inf``).
+
     Raises
     ------
     PrivacyBudgetError
         If the budget cannot be met, or (edge level) ``epsilon`` exceeds
         :data:`~skdpgraph.privacy._gaussian_accounting.MAX_GAUSSIAN_EPSILON`.
+    ValueError
+        If the layout has a budget share of its own (the vote head) at edge level or
+        with ``epsilon=inf``.
 
     Examples
     --------

@@ -359,7 +359,9 @@ def grr_fs_estimate_columns(observed: np.ndarray, columns: np.ndarray, epsilon: 
     observed : ndarray of float64 of shape (..., n_columns)
         Overwritten with the estimates.
     columns : ndarray of int of shape (n_columns,)
+        Domain size of the feature each column of ``observed`` belongs to.
     epsilon : float
+        Local privacy budget of each reported feature, in ``(0, inf]``.
     n_sampled_features, n_features : int
         :math:`m` and :math:`d`.
 

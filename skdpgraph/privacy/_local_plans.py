@@ -13,6 +13,7 @@ import dataclasses
 import math
 from typing import NamedTuple
 
+from skdpgraph._docstrings import fill_doc
 from skdpgraph.privacy._calibration import PrivacyBudgetError
 from skdpgraph.privacy._grr import grr_fs_epsilon, grr_fs_paper_epsilon
 from skdpgraph.privacy._rdp_orders import OrderHint
@@ -29,7 +30,7 @@ LABEL_PARTS, TOTAL_PARTS = 3, 13
 class LocalRandomiser(NamedTuple):
     """One local randomiser of a :class:`LocalDPPlan`.
 
-    Attributes
+    Parameters
     ----------
     name : str
         What it randomises, e.g. ``"features (every node)"``.
@@ -58,6 +59,8 @@ class LocalDPPlan:
     Parameters
     ----------
     randomisers : tuple of LocalRandomiser
+        The local randomisers each unit's data goes through, composed by summing their
+        epsilons.
 
     Examples
     --------
@@ -110,10 +113,28 @@ class LocalDPPlan:
 
 def plan_local_grr(*, n_features: int, n_sampled_features: int, epsilon_per_feature: float,
                    n_classes: int, epsilon_labels: float) -> LocalDPPlan:
-    """GRR-FS on every node's features and GRR on every training node's label (RGNN).
+    r"""Plan GRR-FS on every node's features and GRR on every training node's label (RGNN).
 
     The features cost :func:`~skdpgraph.privacy.grr_fs_epsilon` (``m * eps_x``, tight);
     the paper's amplified value is shown as a remark, not used.
+
+    Parameters
+    ----------
+    n_features : int
+        :math:`d`, the number of encoded features.
+    n_sampled_features : int
+        :math:`m`, the features each node reports through GRR.
+    epsilon_per_feature : float
+        :math:`\varepsilon_x`, the budget of each reported feature.
+    n_classes : int
+        Number of classes of the labels' GRR.
+    epsilon_labels : float
+        :math:`\varepsilon_y`, the budget of each training node's label.
+
+    Returns
+    -------
+    plan : LocalDPPlan
+        The two randomisers, features then labels.
 
     Examples
     --------
@@ -158,12 +179,15 @@ def split_local_budget(epsilon: float, n_sampled_features: int, *,
         :math:`m`, the features each node reports through GRR (already capped at ``d``).
     epsilon_per_feature, epsilon_labels : float or None, default=None
         Overrides of :math:`\varepsilon_x` and :math:`\varepsilon_y`.
-    context : str
+    context : str, default="split_local_budget"
         Names the caller in error messages.
 
     Returns
     -------
-    epsilon_per_feature, epsilon_labels : float
+    epsilon_per_feature : float
+        :math:`\varepsilon_x`, the budget of each reported feature.
+    epsilon_labels : float
+        :math:`\varepsilon_y`, the budget of each training node's label.
 
     Raises
     ------
@@ -214,12 +238,20 @@ def split_local_budget(epsilon: float, n_sampled_features: int, *,
     return (epsilon - labels) / m, labels
 
 
+@fill_doc
 @dataclasses.dataclass(frozen=True)
 class UntilBudgetPlan(DPSGDPlan):
     """A DP-SGD plan with a given noise multiplier, cut to the steps the budget allows.
 
     ``steps`` is the largest number of steps, at most ``planned_steps``, whose epsilon
     stays within the budget; it is fixed from public quantities before training.
+
+    Parameters
+    ----------
+    {{dpsgd_run}}
+    {{dpsgd_noise}}
+    planned_steps : int, default=0
+        The steps planned before the cut (``steps`` is at most this).
     """
 
     planned_steps: int = 0
@@ -230,14 +262,30 @@ class UntilBudgetPlan(DPSGDPlan):
                 f"{self.steps} of {self.planned_steps} planned steps")
 
 
+@fill_doc
 def plan_until_budget(plan: DPSGDPlan, epsilon: float, delta: float, *,
                       context: str) -> UntilBudgetPlan:
-    """``plan`` cut to the most steps (at most ``plan.steps``) within ``(epsilon, delta)``.
+    """Cut ``plan`` to the most steps (at most ``plan.steps``) within ``(epsilon, delta)``.
 
     Epsilon grows with the number of steps, so a bisection finds the cut.
 
+    Parameters
+    ----------
+    plan : DPSGDPlan
+        A private plan with a given noise multiplier.
+    {{plan_budget}}
+    context : str
+        Names the caller in error messages.
+
+    Returns
+    -------
+    cut : UntilBudgetPlan
+        ``plan`` with ``steps`` cut and ``planned_steps`` its original steps.
+
     Raises
     ------
+    ValueError
+        If ``plan`` is not private.
     PrivacyBudgetError
         If even one step spends more than ``epsilon``.
     """

@@ -35,18 +35,38 @@ __all__ = ["NeighbourSums", "inference_release_epsilon", "inference_sensitivity"
 
 
 class NeighbourSums(NamedTuple):
-    """One release: the noisy neighbour sum (R, H) and count (R,) of every row."""
+    """One release: the noisy neighbour sum and count of every row.
+
+    Parameters
+    ----------
+    sums : ndarray of shape (R, H)
+        The noisy neighbour sums.
+    counts : ndarray of shape (R,)
+        The noisy neighbour counts.
+    """
 
     sums: np.ndarray
     counts: np.ndarray
 
 
 def inference_sensitivity(max_degree: int, hidden_dim: int) -> float:
-    """L2 sensitivity of all nodes' neighbour sums and counts under FDP's relation.
+    """Compute the L2 sensitivity of all nodes' neighbour sums and counts under FDP's relation.
 
     A node is in at most ``K`` other stars, each moving by ``[h_u, 1]`` with
     ``||h_u|| <= sqrt(H)``, and its own star (at most ``K`` neighbours) empties:
     ``sqrt(K (H + 1) + K^2 (H + 1)) = sqrt(K (K + 1) (H + 1))``.
+
+    Parameters
+    ----------
+    max_degree : int
+        The degree bound K.
+    hidden_dim : int
+        H, the width of the encodings.
+
+    Returns
+    -------
+    sensitivity : float
+        ``sqrt(K (K + 1) (H + 1))``.
 
     Examples
     --------
@@ -80,7 +100,7 @@ def release_neighbour_sums(encodings: torch.Tensor, rows: sp.csr_matrix, *,
     Returns
     -------
     NeighbourSums
-        float32 arrays of shape (R, H) and (R,).
+        The noisy sums and counts: float32 arrays of shape (R, H) and (R,).
     """
     rows = sp.csr_matrix(rows)
     k = int(max_degree)
@@ -104,7 +124,19 @@ def release_neighbour_sums(encodings: torch.Tensor, rows: sp.csr_matrix, *,
 
 
 def inference_release_epsilon(noise_multiplier: float, delta: float) -> float:
-    """Epsilon at ``delta`` of one release (the analytic Gaussian mechanism).
+    """Compute the epsilon at ``delta`` of one release (the analytic Gaussian mechanism).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        Noise std / :func:`inference_sensitivity`.
+    delta : float
+        The delta of the ``(epsilon, delta)`` guarantee.
+
+    Returns
+    -------
+    epsilon : float
+        The release's epsilon at ``delta``.
 
     Examples
     --------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol, runtime_checkable
 
+from skdpgraph._docstrings import fill_doc
 from skdpgraph.privacy._calibration import PrivacyBudgetError
 from skdpgraph.privacy._rdp_orders import OrderHint
 
@@ -62,11 +63,25 @@ class PrivacyPlan(Protocol):
         """The dp-accounting ``DpEvent`` of the whole plan, or None where none exists."""
 
 
+@fill_doc
 def check_plan(plan: PrivacyPlan, epsilon: float, delta: float, *, context: str) -> float:
     """Check ``plan`` against the budget before training; return its epsilon.
 
     Fails closed: an accountant error, a NaN, or an epsilon above the budget (beyond a
     1e-9 relative tolerance for calibration round-off) raises.
+
+    Parameters
+    ----------
+    plan : PrivacyPlan
+        The plan to check.
+    {{plan_budget}}
+    context : str
+        Names the caller in error messages.
+
+    Returns
+    -------
+    epsilon : float
+        The plan's epsilon at ``delta`` (``inf`` for a non-private plan).
 
     Raises
     ------

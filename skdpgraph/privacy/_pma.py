@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from skdpgraph._docstrings import fill_doc, register_fragments
 from skdpgraph.sampling import bound_in_degree, bound_out_degree
 
 __all__ = [
@@ -83,6 +84,16 @@ def row_normalize(x: torch.Tensor) -> torch.Tensor:
     Exactly ``x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)``, gradient included (up to
     rounding), with a faster backward pass.
 
+    Parameters
+    ----------
+    x : Tensor of shape (..., d)
+        The rows to normalise; not modified.
+
+    Returns
+    -------
+    normalised : Tensor of shape (..., d)
+        Every row divided by its L2 norm.
+
     Examples
     --------
     >>> import torch
@@ -105,18 +116,25 @@ def _to_torch_csr(adjacency: sp.csr_matrix, device: torch.device) -> torch.Tenso
         )
 
 
-def sum_in_neighbours(adjacency: sp.spmatrix | torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """``A @ x``: for every node the sum of its in-neighbours' rows (the pre-noise aggregation).
-
-    Parameters
-    ----------
+register_fragments(adjacency_and_rows="""
     adjacency : scipy sparse matrix or torch sparse CSR tensor of shape (n, n)
         In-adjacency, ``A[target, source] = 1``; entries are treated as 1.
     x : Tensor of shape (n, d)
+        The rows to aggregate, one per node.""")
+
+
+@fill_doc
+def sum_in_neighbours(adjacency: sp.spmatrix | torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Sum every node's in-neighbours' rows, ``A @ x`` (the pre-noise aggregation).
+
+    Parameters
+    ----------
+    {{adjacency_and_rows}}
 
     Returns
     -------
     Tensor of shape (n, d)
+        Row ``v``: the sum of the rows of ``v``'s in-neighbours.
     """
     if not isinstance(adjacency, torch.Tensor):
         adjacency = _to_torch_csr(adjacency, x.device)
@@ -173,9 +191,24 @@ def private_multi_hop_aggregation(adjacency: sp.spmatrix, x: torch.Tensor, hops:
     return torch.stack(outputs, dim=1)
 
 
+@fill_doc
 def noisy_sum_aggregation(adjacency: sp.spmatrix | torch.Tensor, x: torch.Tensor,
                           noise_std: float, generator: torch.Generator | None) -> torch.Tensor:
-    """One PMA hop before normalisation: ``A @ x + N(0, noise_std^2)`` on every coordinate."""
+    """Run one PMA hop before normalisation: ``A @ x + N(0, noise_std^2)`` on every coordinate.
+
+    Parameters
+    ----------
+    {{adjacency_and_rows}}
+    noise_std : float
+        Std of the Gaussian noise added to every coordinate; 0: no noise.
+    generator : torch.Generator or None
+        Generator on ``x.device`` for the noise (required when ``noise_std > 0``).
+
+    Returns
+    -------
+    Tensor of shape (n, d)
+        The noisy sums of the in-neighbours' rows.
+    """
     aggregated = sum_in_neighbours(adjacency, x)
     if noise_std > 0:
         aggregated = aggregated + noise_std * torch.randn(
