@@ -283,20 +283,18 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
 
     # ------------------------------------------------------------------ training stages
     def _stage_options(self, plan: PrivacyPlan, stage: str, streams: RandomStreams,
-                       *callbacks: Callback | None, name: str | None = None,
-                       **epsilon_options: Any) -> dict:
+                       *callbacks: Callback | None, name: str | None = None) -> dict:
         """The arguments of :func:`~skdpgraph.training.train_dpsgd` that every stage shares.
 
         Adam at ``lr``, fresh batch and noise streams, the stage's ``name`` in ``history_``
         (``stage`` by default) and its callbacks: the running epsilon of the plan's run
-        ``stage`` (:meth:`~skdpgraph.privacy.PrivacyPlan.running_epsilon`, with
-        ``epsilon_options``; the cheaper bound on the integer orders and, as its cap, the
-        fit's epsilon from the budget check), then ``callbacks`` (None ones skipped), then
-        the progress bar where ``verbose``.
+        ``stage`` (:meth:`~skdpgraph.privacy.PrivacyPlan.running_epsilon`; the cheaper bound
+        on the integer orders and, as its cap, the fit's epsilon from the budget check), then
+        ``callbacks`` (None ones skipped), then the progress bar where ``verbose``.
         """
         name = stage if name is None else name
         description = f"{type(self).__name__} {name}"
-        running = functools.partial(plan.running_epsilon, self.delta_, stage, **epsilon_options)
+        running = functools.partial(plan.running_epsilon, self.delta_, stage)
         tracker = EpsilonTracker(
             functools.partial(running, hint=OrderHint()),
             bound_at=functools.partial(running, hint=OrderHint(), integer_orders=True),

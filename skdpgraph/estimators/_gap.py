@@ -273,7 +273,8 @@ class GAPClassifier(BaseDPClassifier):
         """
         best = held and BestEpoch(inputs(held[0]).to(self.device_), held[1])  # public labels
         with streams.initialisation():
-            options = self._stage_options(plan, stage, streams, best, name=name, index=index)
+            run = f"{stage} {index}" if index else stage  # a progressive plan's encoder run
+            options = self._stage_options(plan, run, streams, best, name=name)
             result = train_dpsgd(
                 build().to(self.device_), TensorExamples(
                     inputs(nodes), torch.from_numpy(y), device=self.device_),

@@ -48,6 +48,15 @@ __all__ = ["GAPPlan", "plan_gap"]
 _STAGES = ("encoder", "classifier")
 
 
+def _run_of(stage: str) -> tuple[str, int]:
+    """``("encoder", k)`` for ``"encoder k"``, else ``(stage, 0)``; unknown stages raise."""
+    name, _, number = stage.partition(" ")
+    if name not in _STAGES or (number and (name != "encoder" or not number.isdigit())):
+        raise ValueError(f"GAPPlan.running_epsilon: stage must be one of {_STAGES} or "
+                         f"'encoder <k>'; got {stage!r}.")
+    return name, int(number or 0)
+
+
 register_fragments(gap_unit="""
     privacy_level : {"edge", "node"}
         The privacy unit: one edge or one node with its edges.
@@ -137,22 +146,21 @@ class GAPPlan:
         """RDP of the K Gaussians, computed at the orders the order search asks for."""
         return LazyRdpCurve(gaussian_event(self.noise_multiplier, self.hops))
 
-    def running_epsilon(self, delta: float, stage: str, steps: int, *, index: int = 0,
-                        integer_orders: bool = False, hint: OrderHint | None = None) -> float:
-        """Epsilon spent after ``steps`` steps of ``stage`` ("encoder" or "classifier").
+    def running_epsilon(self, delta: float, stage: str, steps: int, *,
+                        hint: OrderHint | None = None, integer_orders: bool = False) -> float:
+        """Epsilon spent after ``steps`` steps of ``stage``: "encoder", "classifier" or "encoder k".
 
-        ``index`` numbers the encoder runs of a progressive plan (0..K-1); each run
-        starts after the runs and hops the layout puts before it. Edge level: the epsilon
+        ``"encoder k"`` names the encoder run ``k`` (0..K-1) of a progressive plan
+        (``"encoder"`` is run 0); each run starts after the runs and hops the layout puts
+        before it. Edge level: the epsilon
         of the aggregations released so far (0 before the first). Node level: the RDP
         composition of everything run so far; ``integer_orders=True`` converts it on the
         integer orders only, a cheaper and slightly looser bound (calibration's first guess);
         a ``hint`` starts the search at the last one's best order (after each epoch).
         """
-        if stage not in _STAGES:
-            raise ValueError(f"GAPPlan.running_epsilon: stage must be one of {_STAGES}; "
-                             f"got {stage!r}.")
+        stage, index = _run_of(stage)
         if not 0 <= index < self.encoder_runs:
-            raise ValueError(f"GAPPlan.running_epsilon: index must be in [0, "
+            raise ValueError(f"GAPPlan.running_epsilon: the encoder run index must be in [0, "
                              f"{self.encoder_runs}); got {index}.")
         if not self.private:
             return math.inf

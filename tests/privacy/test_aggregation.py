@@ -278,7 +278,7 @@ def test_progressive_node_plan_composes_k_plus_one_runs_and_k_one_hop_gaussians(
     # The same budget buys GAP (one encoder run) less noise than ProGAP (three).
     assert _gap_plan(hops=3).noise_multiplier < sigma
     # Running epsilon: stage i starts after i runs and i aggregations; it only grows.
-    running = [plan.running_epsilon(1e-5, "encoder", t, index=i)
+    running = [plan.running_epsilon(1e-5, f"encoder {i}", t)
                for i in range(3) for t in (0, 10, 20)]
     running += [plan.running_epsilon(1e-5, "classifier", t) for t in (0, 15, 30)]
     assert running == sorted(running) and running[0] == 0.0
@@ -287,8 +287,11 @@ def test_progressive_node_plan_composes_k_plus_one_runs_and_k_one_hop_gaussians(
         q=0.1, noise_multiplier=sigma, steps=20 + 10, orders=orders) + orders / (2 * sigma**2),
         delta=1e-5)[0]
     assert running[4] == pytest.approx(sigma_only, rel=0.05)  # stage 1 after 10 steps
+    assert plan.running_epsilon(1e-5, "encoder", 10) == running[1]  # run 0
     with pytest.raises(ValueError, match="index"):
-        plan.running_epsilon(1e-5, "encoder", 0, index=3)
+        plan.running_epsilon(1e-5, "encoder 3", 0)
+    with pytest.raises(ValueError, match="stage must be"):
+        plan.running_epsilon(1e-5, "classifier 1", 0)
     with pytest.raises(ValueError, match="progressive"):
         PMARelease.of(plan).aggregate(sp.csr_matrix((4, 4)), torch.ones(4, 2), None)
 
@@ -308,7 +311,7 @@ def test_progressive_edge_plan_costs_what_gap_costs():
     eps = progap.epsilon(1e-5)
     delta = norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * norm.cdf(-eps / mu - mu / 2)
     assert delta == pytest.approx(1e-5, rel=1e-4)
-    assert [progap.running_epsilon(1e-5, "encoder", 5, index=i) for i in range(3)] == [
+    assert [progap.running_epsilon(1e-5, f"encoder {i}", 5) for i in range(3)] == [
         0.0, *(pytest.approx(gaussian_epsilon(progap.noise_multiplier, 1e-5, count=i))
                for i in (1, 2))]
     bounded = PMARelease.of(progap).bounded(sp.csr_matrix(np.ones((3, 3))), None)  # unchanged
