@@ -39,9 +39,9 @@ class DPGraphClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Total privacy budget of the fit, in ``(0, inf]``: the noise is calibrated so that
-        the whole training run is ``(epsilon, delta_)``-DP. ``np.inf`` trains the same GNN
-        on the same batches without clipping or noise.
+        Budget of the whole fit, in ``(0, inf]``; the noise multiplier is calibrated so
+        that all training steps together are ``(epsilon, delta_)``-DP. ``np.inf``: the same
+        GNN on the same batches, neither clipped nor noised.
     delta : float, default=None
         Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * N)`` with N the number
         of training graphs (stated as public); the value used is ``delta_``.
@@ -68,12 +68,12 @@ class DPGraphClassifier(BaseDPClassifier):
     epochs : int, default=50
         Passes over the training graphs, at least 1: ``epochs * ceil(n_train /
         batch_size)`` DP-SGD steps. More steps mean more noise per step at a fixed epsilon.
-    lr : float, default=0.01
-        Learning rate of Adam, in ``(0, 1e30]`` (post-processing of the noisy gradients).
     batch_size : int, default=256
         Expected batch size of Poisson sampling: each step keeps every training graph
         independently with probability ``batch_size / n_train`` (capped at 1). The rate
         and the number of steps enter the accountant.
+    lr : float, default=0.01
+        Learning rate of Adam, in ``(0, 1e30]`` (post-processing of the noisy gradients).
     max_grad_norm : float, default=1.0
         Per-graph clipping norm C > 0; the noise std is ``noise_multiplier * C``.
     noise_multiplier : float, default=None
@@ -93,9 +93,9 @@ class DPGraphClassifier(BaseDPClassifier):
         none when private, where an explicit fraction is refused (it would read protected
         labels without accounting). None: no split.
     random_state : int, RandomState instance or None, default=None
-        Root of independent streams for initialisation, batch sampling, noise and the
-        validation split. Leave it None in production: a known seed makes the noise
-        reproducible.
+        Root of the independent streams of initialisation, Poisson sampling, noise and
+        the validation split. Keep None in production: with a known seed the noise can
+        be reproduced.
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
         Where to train; ``"auto"`` takes CUDA when available. Prediction runs on the CPU.
     verbose : bool, default=False
@@ -110,11 +110,12 @@ class DPGraphClassifier(BaseDPClassifier):
     n_features_in_ : int
         Node feature width of the training graphs.
     epsilon_spent_ : float
-        Epsilon of the training run (<= ``epsilon``).
+        The training run's epsilon, at most ``epsilon``.
     delta_ : float
     noise_multiplier_ : float or None
-        Noise std / C; None for ``epsilon=inf``.
+        Noise std / C (None when not private).
     privacy_ : PrivacyReport
+        Unit, relation, accountant, events and assumptions of the fit.
     history_ : list of dict
         One record per epoch (stage ``"classifier"``).
     module_ : DenseGraphGNN
@@ -158,7 +159,7 @@ class DPGraphClassifier(BaseDPClassifier):
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, conv="gin", num_layers=3,
                  hidden_dim=64, readout="sum", head_layers=2, activation="relu", dropout=0.0,
-                 epochs=50, lr=0.01, batch_size=256, max_grad_norm=1.0, noise_multiplier=None,
+                 epochs=50, batch_size=256, lr=0.01, max_grad_norm=1.0, noise_multiplier=None,
                  allow_equal_graphs=False, validation_fraction="auto", random_state=None,
                  device="auto", verbose=False, private_diagnostics=False):
         self.epsilon = epsilon
@@ -172,8 +173,8 @@ class DPGraphClassifier(BaseDPClassifier):
         self.activation = activation
         self.dropout = dropout
         self.epochs = epochs
-        self.lr = lr
         self.batch_size = batch_size
+        self.lr = lr
         self.max_grad_norm = max_grad_norm
         self.noise_multiplier = noise_multiplier
         self.allow_equal_graphs = allow_equal_graphs
@@ -193,13 +194,14 @@ class DPGraphClassifier(BaseDPClassifier):
 
         Returns
         -------
-        self
+        self : DPGraphClassifier
+            The fitted estimator.
 
         Raises
         ------
         PrivacyBudgetError
-            If the budget cannot be met; raised before any private data is read. On any
-            error the estimator is left unfitted.
+            If the budget cannot be met, before any graph is read. Whatever the error,
+            the estimator is left unfitted.
         """
         return super().fit(X, y, sample_weight)
 

@@ -36,7 +36,8 @@ class GraphBatches:
     --------
     >>> import numpy as np
     >>> from skdpgraph import Graph
-    >>> batches = GraphBatches([Graph([[0], [1]], np.ones((2, 1))), Graph([[], []], np.ones((1, 1)))])
+    >>> pair, single = Graph([[0], [1]], np.ones((2, 1))), Graph([[], []], np.ones((1, 1)))
+    >>> batches = GraphBatches([pair, single])
     >>> x, adj, mask = batches.dense(np.array([1, 0]))
     >>> tuple(x.shape), adj[1].tolist(), mask.tolist()
     ((2, 2, 1), [[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [1.0, 1.0]])
