@@ -13,8 +13,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_validate, train_test_split
 from sklearn.utils.validation import check_is_fitted
 
-from skdpgraph import DPGraphClassifier, Graph, GraphCollection, PrivacyBudgetError
+from skdpgraph import (DPGraphClassifier, Graph, GraphCollection, PrivacyBudgetError,
+                       PrivacyLedger)
 from skdpgraph.datasets import make_graph_classification
+from skdpgraph.model_selection import planned_privacy
 from skdpgraph.nn import _graph_batches
 from tests.audits.test_released_objects import _kept_randomness
 
@@ -72,6 +74,15 @@ def test_accountant_equals_an_independent_dp_accounting_computation(graphs):
     assert clf.epsilon_spent_ == pytest.approx(accountant.get_epsilon(clf.delta_), rel=1e-9)
     assert clf.delta_ == pytest.approx(1 / (10 * n)) and clf.epsilon_spent_ <= 3.0
     assert 0.97 * 3.0 <= clf.epsilon_spent_
+
+
+def test_planned_privacy_and_the_ledger_see_the_graph_unit(graphs):
+    X, y = graphs
+    planned = planned_privacy(DPGraphClassifier(epsilon=2.0, **FAST), X, y)
+    with PrivacyLedger(delta=1e-3) as ledger:
+        clf = _fit(X, y, epsilon=2.0)
+    assert planned.epsilon == clf.epsilon_spent_ and planned.unit == clf.privacy_.unit
+    assert [(e.kind, e.spend.unit) for e in ledger.entries] == [("fit", clf.privacy_.unit)]
 
 
 def test_plan_is_refused_before_any_graph_is_read(graphs, monkeypatch):
