@@ -205,6 +205,14 @@ class DPGraphClassifier(BaseDPClassifier):
         """
         return super().fit(X, y, sample_weight)
 
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of the graphs ``X``, shape (n_graphs, n_classes)."""
+        return super().predict_proba(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class of each graph in ``X``."""
+        return super().predict(X)
+
     # ------------------------------------------------------------------ data
     def _fit_data(self, X: Any, y: Any, sample_weight: Any = None
                   ) -> tuple[GraphCollection, np.ndarray]:
