@@ -29,7 +29,7 @@ from tests.audits.test_canaries import (ALPHA, DELTA, EPSILON, CanaryRow, _check
                                         clipping_off, noise_divided_by)
 
 CLASSES = 4
-BASE_GRAPHS, BASE_FEATURES = 200, 4
+BASE_GRAPHS, BASE_FEATURES = 100, 4
 CANARY_SCALE = 5.0
 #: The clipping-off variant needs canary gradients well above C to matter.
 CLIPPING_CANARY_SCALE = 30.0
