@@ -9,8 +9,8 @@ from skdpgraph._lazy import lazy_exports
 __version__ = "0.1.0"
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "estimators": ["DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "FDPClassifier",
-                   "GAPClassifier", "ProGAPClassifier", "RGNNClassifier"],
+    "estimators": ["DPGraphClassifier", "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier",
+                   "FDPClassifier", "GAPClassifier", "ProGAPClassifier", "RGNNClassifier"],
     "graph": ["Graph", "Nodes"],
     "graph_collection": ["GraphCollection"],
     "privacy": ["PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "process_ledger"],

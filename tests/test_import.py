@@ -59,7 +59,8 @@ def test_top_level_names_and_subpackages():
 
     assert GAPClassifier is same is skdpgraph.GAPClassifier
     assert set(skdpgraph.__all__) == {
-        "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier", "EdgesDroppedWarning",
+        "DPGraphClassifier", "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier",
+        "EdgesDroppedWarning",
         "FDPClassifier", "GAPClassifier", "Graph", "GraphCollection", "GraphDroppedWarning",
         "Nodes",
         "PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "ProGAPClassifier",

@@ -8,6 +8,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "_drw": ["DRWClassifier"],
     "_fdp": ["FDPClassifier"],
     "_front_door": ["DPNodeClassifier"],
+    "_graph_classifier": ["DPGraphClassifier"],
     "_gap": ["GAPClassifier"],
     "_progap": ["ProGAPClassifier"],
     "_rgnn": ["RGNNClassifier"],

@@ -143,7 +143,8 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
 
     and may override ``_protected_units(nodes)`` (for the default delta),
     ``_assumptions(plan, nodes)``, ``_not_covered(plan)``, ``_budget()``,
-    ``_check_data(nodes, y)``.
+    ``_check_data(nodes, y)``, and, where an example is not a node, ``_fit_data`` and
+    ``_predict_data`` (``_unit_and_relation`` then receives None).
     """
 
     #: Bootstrap counts reach ``fit`` as ``sample_weight`` (checked there) also with
@@ -209,9 +210,7 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
         quantities and its check against the budget. Sets ``delta_``, ``device_``,
         ``_plan_`` and ``_planned_epsilon_``;
         :func:`~skdpgraph.model_selection.planned_privacy` stops here."""
-        nodes, encoded = check_fit_data(self, X, y, sample_weight)
-        if self._node_unit:
-            check_distinct_nodes(nodes, type(self).__name__)
+        nodes, encoded = self._fit_data(X, y, sample_weight)
         self._check_data(nodes, encoded)
         self.device_ = resolve_device(self.device)
         self.delta_ = self._resolve_delta(nodes)
@@ -220,9 +219,18 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
             plan, self._budget(), self.delta_, context=type(self).__name__)
         return nodes, encoded, plan, epsilon
 
+    def _fit_data(self, X: Any, y: Any, sample_weight: Any = None) -> tuple[Nodes, np.ndarray]:
+        """Step 1: ``(training examples, encoded labels)``; sets ``classes_`` and
+        ``n_features_in_``. Nodes here; an estimator whose examples are whole graphs
+        overrides it."""
+        nodes, encoded = check_fit_data(self, X, y, sample_weight)
+        if self._node_unit:
+            check_distinct_nodes(nodes, type(self).__name__)
+        return nodes, encoded
+
     def _planned_spend(self, plan: PrivacyPlan, epsilon: float, nodes: Nodes) -> Spend:
         """The training release as the ledgers see it before training (public quantities)."""
-        unit, relation = self._unit_and_relation(nodes.graph)
+        unit, relation = self._unit_and_relation(getattr(nodes, "graph", None))
         if not plan.private:
             return Spend(math.inf, 0.0, unit, relation)
         return Spend(float(epsilon), float(self.delta_), unit, relation, plan.dp_event())
@@ -355,7 +363,7 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities of the nodes ``X``, shape (n_nodes, n_classes)."""
         check_is_fitted(self)
-        nodes = check_predict_nodes(self, X)
+        nodes = self._predict_data(X)
         with torch.no_grad():
             logits = self._predict_logits(nodes)
         # In float64: float32 rows sum to one only within ~1e-7, which scikit-learn's
@@ -368,6 +376,10 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
                 f"{bad} of {len(probabilities)} queried nodes: their features (or their "
                 "neighbours') are far larger than in training; scale them as in training.")
         return probabilities
+
+    def _predict_data(self, X: Any) -> Nodes:
+        """The examples of ``X`` to predict, checked against the fit (nodes here)."""
+        return check_predict_nodes(self, X)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class of each node in ``X``."""

@@ -53,7 +53,7 @@ class PrivacyRecord:
         return ()
 
     def _set_report(self, plan: PrivacyPlan, epsilon: float, nodes: Nodes) -> None:
-        unit, relation = self._unit_and_relation(nodes.graph)
+        unit, relation = self._unit_and_relation(getattr(nodes, "graph", None))
         assumptions = self._assumptions(plan, nodes) + self._common_assumptions(plan, nodes)
         not_covered = self._not_covered(plan)
         if self._keep_covered_history(plan):

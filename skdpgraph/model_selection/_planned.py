@@ -95,7 +95,7 @@ def checked_plan(estimator: Any, X: Any, y: Any) -> tuple[Any, PrivacyReport]:
             "estimator it chooses (choice_) instead.")
     probe = clone(final)
     nodes, _, plan, epsilon = probe._checked_plan(nodes, y)
-    unit, relation = probe._unit_and_relation(nodes.graph)
+    unit, relation = probe._unit_and_relation(getattr(nodes, "graph", None))
     return plan, report_from_plan(plan, estimator=type(probe).__name__, unit=unit,
                                   relation=relation, delta=probe.delta_, epsilon=epsilon,
                                   inference="")

@@ -9,6 +9,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
              "class_log_probabilities", "class_probabilities", "embed_nodes", "hop_inputs",
              "stack_hops", "with_known_labels"],
     "_gnn": ["CONVS", "GNN", "InNeighbourMean", "ProbabilityAverage"],
+    "_graph_batches": ["GraphBatches", "GraphExamples"],
+    "_graph_gnn": ["DenseGINConv", "DenseGraphGNN", "GRAPH_CONVS", "READOUTS", "masked_readout"],
     "_llp": ["forward_corrected_loss", "llp_loss"],
     "_mlp": ["MLP", "make_activation"],
     "_star_inference": ["encode_nodes", "logits_from_sums", "root_cross_entropy", "root_logits"],
