@@ -6,7 +6,7 @@ import torch
 from opacus import GradSampleModule
 
 from skdpgraph import Graph
-from skdpgraph._clipped_sum import ClippedSumModule
+from skdpgraph.training import ClippedSumModule
 from skdpgraph.datasets import make_graph_classification
 from skdpgraph.nn import (DenseGraphGNN, GraphBatches, GraphExamples, masked_readout,
                           root_cross_entropy)
