@@ -75,10 +75,9 @@ def options(args) -> dict:
 
 
 def one_run(X, y, train, test, epsilon: float, seed: int, params: dict) -> dict:
-    from skdpgraph import DPGraphClassifier
+    from registry import GRAPH_ESTIMATORS
 
-    clf = DPGraphClassifier(epsilon=epsilon, allow_equal_graphs=True, random_state=seed,
-                            device="cpu", **params)
+    clf = GRAPH_ESTIMATORS["dpgraph"](epsilon, seed).set_params(device="cpu", **params)
     start = time.perf_counter()
     clf.fit(X[train], y[train])
     seconds = time.perf_counter() - start

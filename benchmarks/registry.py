@@ -2,22 +2,26 @@
 
 The classes are the registered estimators (``skdpgraph.all_estimators()``); this file names
 the configurations the benchmarks run (``"gap-edp"``, ``"drw-walk"``, ...). Adding one is
-one line in ``ESTIMATORS``; a test checks that every registered estimator has an entry.
+one line in ``ESTIMATORS`` (node level: ``all_estimators(data="nodes")``, trained on node
+tables by run.py) or ``GRAPH_ESTIMATORS`` (graph level: ``all_estimators(data="graphs")``,
+trained on graph collections by graph_level.py); a test checks that every registered
+estimator has an entry in the table of its kind.
 ``_make`` looks the class up only when the factory is called. Keyword arguments given to
 ``_make`` are fixed for that entry; ``run.py --param`` overrides any parameter at run time.
 """
 
 
-def estimator_class(class_name):
-    """The registered estimator class called ``class_name``."""
+def estimator_class(class_name, data="nodes"):
+    """The registered estimator class called ``class_name`` that trains on ``data``
+    (``"nodes"`` or ``"graphs"``)."""
     import skdpgraph
 
-    return dict(skdpgraph.all_estimators())[class_name]
+    return dict(skdpgraph.all_estimators(data=data))[class_name]
 
 
-def _make(class_name, **fixed):
+def _make(class_name, data="nodes", **fixed):
     def factory(epsilon, seed):
-        return estimator_class(class_name)(epsilon=epsilon, random_state=seed, **fixed)
+        return estimator_class(class_name, data)(epsilon=epsilon, random_state=seed, **fixed)
 
     factory.__qualname__ = f"{class_name}({', '.join(f'{k}={v!r}' for k, v in fixed.items())})"
     factory.class_name = class_name
@@ -57,4 +61,11 @@ ESTIMATORS = {
     "drw-walk": _make("DRWClassifier", subgraph_sampler="drw"),
     "drw-r": _make("DRWClassifier", subgraph_sampler="drw-r"),
     "drw-d": _make("DRWClassifier", subgraph_sampler="drw-d"),
+}
+
+#: Graph-level configurations (one example per graph), run by graph_level.py. The TU
+#: collections hold graphs of equal content that are different molecules, hence
+#: ``allow_equal_graphs=True``.
+GRAPH_ESTIMATORS = {
+    "dpgraph": _make("DPGraphClassifier", data="graphs", allow_equal_graphs=True),
 }

@@ -3,6 +3,8 @@
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 import skdpgraph
 
 ROOT = Path(__file__).parents[1]
@@ -15,16 +17,24 @@ def _registry():
     return module
 
 
-def test_every_registered_estimator_has_a_benchmark_entry():
-    registry = _registry()
-    benchmarked = {factory.class_name for factory in registry.ESTIMATORS.values()}
-    assert benchmarked == {name for name, _ in skdpgraph.all_estimators()}
+def _tables(registry) -> dict:
+    """Each kind of data -> the benchmark table of its estimators."""
+    return {"nodes": registry.ESTIMATORS, "graphs": registry.GRAPH_ESTIMATORS}
 
 
-def test_each_benchmark_entry_builds_its_registered_class():
-    registry = _registry()
-    classes = dict(skdpgraph.all_estimators())
-    for name, factory in registry.ESTIMATORS.items():
+@pytest.mark.parametrize("data", ["nodes", "graphs"])
+def test_every_registered_estimator_has_a_benchmark_entry(data):
+    table = _tables(_registry())[data]
+    benchmarked = {factory.class_name for factory in table.values()}
+    assert benchmarked == {name for name, _ in skdpgraph.all_estimators(data=data)}
+
+
+@pytest.mark.parametrize("data", ["nodes", "graphs"])
+def test_each_benchmark_entry_builds_its_registered_class(data):
+    table = _tables(_registry())[data]
+    classes = dict(skdpgraph.all_estimators(data=data))
+    for name, factory in table.items():
         estimator = factory(4.0, 0)
         assert type(estimator) is classes[factory.class_name], name
         assert estimator.get_params()["random_state"] == 0, name
+        assert estimator.get_params()["epsilon"] == 4.0, name

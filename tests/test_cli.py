@@ -63,7 +63,7 @@ def test_help_describes_every_subcommand_and_option():
 def test_fit_help_lists_the_estimator_choices(capsys):
     assert main(["fit", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    for cls, _ in skdpgraph.all_estimators():
+    for cls, _ in skdpgraph.all_estimators(data="nodes"):
         assert f"{command_name(cls)} ({cls})" in out
 
 
@@ -72,10 +72,11 @@ def test_estimator_choices_are_the_registered_estimators():
     from skdpgraph.cli._commands import estimator_class
     from skdpgraph.cli._parsers import _estimator_choices
 
-    classifiers = {n for n in estimators.__all__
-                   if n.endswith("Classifier") and not n.startswith("Base")}
+    classifiers = {n for n in estimators.__all__ if n.endswith("Classifier")
+                   and not n.startswith("Base") and getattr(estimators, n)._data_kind == "nodes"}
     choices = _estimator_choices()
-    assert set(choices.values()) == classifiers == {name for name, _ in skdpgraph.all_estimators()}
+    assert set(choices.values()) == classifiers == {
+        name for name, _ in skdpgraph.all_estimators(data="nodes")}
     assert all(estimator_class(name).__name__ == cls for name, cls in choices.items())
 
 
@@ -90,8 +91,8 @@ _NOT_IN_EPSILON_TEST = {
 }
 
 
-def test_every_registered_estimator_has_a_cli_configuration_or_a_reason():
-    registered = {name for name, _ in skdpgraph.all_estimators()}
+def test_every_node_level_estimator_has_a_cli_configuration_or_a_reason():
+    registered = {name for name, _ in skdpgraph.all_estimators(data="nodes")}
     assert registered == set(_FAST_KEY) | set(_NOT_IN_EPSILON_TEST)
 
 
@@ -379,10 +380,35 @@ def test_the_installed_command_prints_no_traceback(fitted):
     assert result.stderr.count("\n") == 1
 
 
-def test_the_demo_trains_every_registered_estimator():
+def test_the_demo_trains_every_node_level_estimator():
     from skdpgraph.cli._demo_estimators import DEMO_SETTINGS, demo_estimators
 
-    registered = [name for name, _ in skdpgraph.all_estimators()]
+    registered = [name for name, _ in skdpgraph.all_estimators(data="nodes")]
     assert sorted(DEMO_SETTINGS) == registered
     trained = {name.split(" (")[0] for name in demo_estimators()}
     assert sorted(trained) == registered
+
+
+@pytest.mark.parametrize("data", ["nodes", "graphs"])
+def test_the_light_name_table_filters_as_the_class_attributes(data):
+    """The help's names (read without imports) and the classes' ``_data_kind`` agree."""
+    from skdpgraph._discovery import estimator_names
+
+    found = skdpgraph.all_estimators(data=data)
+    assert found and all(cls._data_kind == data for _, cls in found)
+    assert estimator_names(data=data) == [name for name, _ in found]
+
+
+def test_the_data_filters_split_the_registry():
+    everyone = skdpgraph.all_estimators()
+    split = skdpgraph.all_estimators(data="nodes") + skdpgraph.all_estimators(data="graphs")
+    assert sorted(split) == everyone
+    assert ("DPGraphClassifier", skdpgraph.DPGraphClassifier) in everyone
+    with pytest.raises(ValueError, match=r"data must be one of \('nodes', 'graphs'\) or None; "
+                                         r"got 'edges'"):
+        skdpgraph.all_estimators(data="edges")
+
+
+def test_fit_refuses_a_graph_level_estimator_name(capsys):
+    assert main(["fit", "--nodes", "x.csv", "--estimator", "dpgraph", "--model", "m.joblib"]) == 2
+    assert "invalid choice: 'dpgraph'" in capsys.readouterr().err

@@ -48,9 +48,9 @@ def estimator_class(name: str) -> type:
     Returns
     -------
     cls : type
-        Its class, from :func:`skdpgraph.all_estimators`.
+        Its class, from ``skdpgraph.all_estimators(data="nodes")``.
     """
-    return {command_name(cls_name): cls for cls_name, cls in all_estimators()}[name]
+    return {command_name(cls_name): cls for cls_name, cls in all_estimators(data="nodes")}[name]
 
 
 def _guarded(run, command: str):

@@ -1,4 +1,4 @@
-"""``skdpgraph demo``: every registered estimator on the built-in synthetic graph."""
+"""``skdpgraph demo``: every node-level estimator on the built-in synthetic graph."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ def add_demo_parser(subparsers) -> None:
     """Register ``skdpgraph demo``."""
     parser = subparsers.add_parser(
         "demo",
-        help="train every registered estimator on the built-in synthetic graph",
+        help="train every node-level estimator on the built-in synthetic graph",
         description=(
-            "Train every estimator of skdpgraph.all_estimators(), in the demo's settings, on "
+            "Train every estimator of skdpgraph.all_estimators(data='nodes'), in the demo's "
+            "settings, on "
             "a contextual stochastic block model graph (skdpgraph.datasets.make_csbm), on a "
             "stratified 70/30 node split, and print test accuracy, the privacy budget spent, "
             "the privacy unit and the fit time of each."

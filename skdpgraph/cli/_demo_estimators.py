@@ -1,4 +1,4 @@
-"""The estimators ``skdpgraph demo`` trains: each registered estimator in its demo settings."""
+"""The estimators ``skdpgraph demo`` trains: each node-level estimator in its demo settings."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ __all__ = ["DEMO_SETTINGS", "demo_estimators"]
 
 _INF = float("inf")
 
-#: The demo's settings of each registered estimator: class name -> {label: parameters}.
+#: The demo's settings of each node-level estimator (``all_estimators(data="nodes")``):
+#: class name -> {label: parameters}.
 DEMO_SETTINGS: dict[str, dict[str, dict]] = {
     "DPMLPClassifier": {"eps=inf": dict(epsilon=_INF), "eps=4": dict(epsilon=4.0)},
     "DPNodeClassifier": {"edge, eps=4": dict(unit="edge", epsilon=4.0)},
@@ -34,4 +35,5 @@ def demo_estimators() -> dict[str, Callable[[], object]]:
         A zero-argument factory of each unfitted estimator, seeded with ``random_state=0``.
     """
     return {f"{name} ({label})": functools.partial(cls, random_state=0, **params)
-            for name, cls in all_estimators() for label, params in DEMO_SETTINGS[name].items()}
+            for name, cls in all_estimators(data="nodes")
+            for label, params in DEMO_SETTINGS[name].items()}

@@ -48,8 +48,9 @@ def _command(name: str):
 
 
 def _estimator_choices() -> dict[str, str]:
-    """``--estimator`` choices: command name -> estimator class name."""
-    return {command_name(name): name for name in estimator_names()}
+    """``--estimator`` choices: command name -> estimator class name (node level: the
+    command line reads node tables)."""
+    return {command_name(name): name for name in estimator_names(data="nodes")}
 
 
 def _add_command(subparsers, name: str):

@@ -150,6 +150,9 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
     #: Bootstrap counts reach ``fit`` as ``sample_weight`` (checked there) also with
     #: metadata routing on: a meta-estimator that consumes no weights repeats array rows.
     __metadata_request__fit = {"sample_weight": True}
+    #: What ``fit`` trains on: ``"nodes"`` (the node table of one graph) or ``"graphs"``
+    #: (a collection of graphs); ``skdpgraph.all_estimators(data=...)`` filters on it.
+    _data_kind: str = "nodes"
     #: Whether the privacy unit is a node: then one node may appear only once in ``fit``.
     _node_unit: bool = True
     #: Whether the model reads edges: then a plain array ``X`` (a graph without edges)

@@ -168,6 +168,8 @@ class DPNodeClassifier(ClassifierMixin, BaseEstimator):
 
     #: As the estimators': bootstrap counts reach the chosen estimator's check.
     __metadata_request__fit = {"sample_weight": True}
+    #: Trains on the node table of one graph (see ``skdpgraph.all_estimators(data=...)``).
+    _data_kind = "nodes"
 
     @fit_context(prefer_skip_nested_validation=False)  # the chosen estimator checks its own
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "DPNodeClassifier":

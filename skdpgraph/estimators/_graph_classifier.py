@@ -12,6 +12,7 @@ import torch
 from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions, check_fit_data
 from skdpgraph.estimators._base import BaseDPClassifier
+from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.graph import Graph
 from skdpgraph.graph_collection import GraphCollection, check_graph_collection
 from skdpgraph.nn import DenseGraphGNN, GraphBatches, GraphExamples, root_cross_entropy
@@ -24,6 +25,7 @@ __all__ = ["DPGraphClassifier"]
 _PREDICT_CHUNK = 256
 
 
+@fill_doc
 class DPGraphClassifier(BaseDPClassifier):
     """Graph neural network classifying whole graphs, trained with DP-SGD: one graph, one unit.
 
@@ -39,15 +41,14 @@ class DPGraphClassifier(BaseDPClassifier):
     Parameters
     ----------
     epsilon : float, default=8.0
-        Budget of the whole fit, in ``(0, inf]``; the noise multiplier is calibrated so
-        that all training steps together are ``(epsilon, delta_)``-DP. ``np.inf``: the same
-        GNN on the same batches, neither clipped nor noised.
+        {{epsilon}}
+        ``np.inf``: the same GNN on the same batches, neither clipped nor noised.
     delta : float, default=None
-        Delta of the guarantee, in ``(0, 1)``. None uses ``1 / (10 * N)`` with N the number
-        of training graphs (stated as public); the value used is ``delta_``.
+        {{delta}}
+        None uses ``1 / (10 * N)`` with N the number of training graphs (stated as
+        public).
     classes : array-like, default=None
-        The public label set. None reads it from ``y`` and states in ``privacy_`` that it
-        is treated as public; labels outside a given set raise.
+        {{classes}}
     conv : {"gin", "gcn", "sage"}, default="gin"
         Graph convolution: GIN-0 (Xu et al. 2019), GCN or GraphSAGE (mean). It does not
         change the accountant.
@@ -62,9 +63,11 @@ class DPGraphClassifier(BaseDPClassifier):
     head_layers : int, default=2
         Linear layers of the classifier on the readouts, at least 1.
     activation : {"relu", "selu", "tanh", "elu", "gelu"}, default="relu"
-        Activation after every convolution and between the head's layers.
+        {{activation}}
+        It follows every convolution and sits between the head's layers.
     dropout : float, default=0.0
-        Dropout rate in ``[0, 1)`` between the head's layers during training.
+        {{dropout}}
+        Only the head's hidden layers have dropout.
     epochs : int, default=50
         Passes over the training graphs, at least 1: ``epochs * ceil(n_train /
         batch_size)`` DP-SGD steps. More steps mean more noise per step at a fixed epsilon.
@@ -73,12 +76,14 @@ class DPGraphClassifier(BaseDPClassifier):
         independently with probability ``batch_size / n_train`` (capped at 1). The rate
         and the number of steps enter the accountant.
     lr : float, default=0.01
-        Learning rate of Adam, in ``(0, 1e30]`` (post-processing of the noisy gradients).
+        {{lr}}
     max_grad_norm : float, default=1.0
-        Per-graph clipping norm C > 0; the noise std is ``noise_multiplier * C``.
+        {{max_grad_norm}}
+        One example is one graph: each graph's gradient is scaled to L2 norm at most C;
+        the noise std is ``noise_multiplier * C``.
     noise_multiplier : float, default=None
-        Noise std / C, > 0. None calibrates the smallest multiplier that meets
-        ``(epsilon, delta_)``. Given, it is used as is (even with ``epsilon=np.inf``) and
+        {{noise_multiplier}}
+        The sensitivity is C. Given, it is used as is (even with ``epsilon=np.inf``) and
         the fit fails, before any data is read, if its epsilon exceeds ``epsilon``.
     allow_equal_graphs : bool, default=False
         Whether two distinct graphs with the same content (same node count, edges and
@@ -93,13 +98,11 @@ class DPGraphClassifier(BaseDPClassifier):
         none when private, where an explicit fraction is refused (it would read protected
         labels without accounting). None: no split.
     random_state : int, RandomState instance or None, default=None
-        Root of the independent streams of initialisation, Poisson sampling, noise and
-        the validation split. Keep None in production: with a known seed the noise can
-        be reproduced.
+        {{random_state}}
     device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
         Where to train; ``"auto"`` takes CUDA when available. Prediction runs on the CPU.
     verbose : bool, default=False
-        Show a progress bar with the loss (on the private graphs: not covered) and epsilon.
+        {{verbose}}
     private_diagnostics : bool, default=False
         Also keep in ``history_`` the per-epoch loss and training accuracy, computed
         without noise on the private training graphs (then stated as not covered).
@@ -142,6 +145,7 @@ class DPGraphClassifier(BaseDPClassifier):
     (True, (20,))
     """
 
+    _data_kind = "graphs"
     _node_unit = False
     _training_size_public = False  # stated in graph words by _assumptions
 

@@ -102,8 +102,11 @@ class GraphExamples:
     Parameters
     ----------
     graphs : iterable of Graph
+        The training graphs, all with the same feature width.
     labels : Tensor of shape (n_graphs,)
+        The encoded label of each graph, in the order of ``graphs``.
     device : torch.device or str, default="cpu"
+        Where the batches' tensors and the labels are put.
     """
 
     def __init__(self, graphs: Iterable[Graph], labels: torch.Tensor, *,

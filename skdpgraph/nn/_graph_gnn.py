@@ -34,13 +34,16 @@ def masked_readout(h: torch.Tensor, mask: torch.Tensor, readout: str) -> torch.T
     Parameters
     ----------
     h : Tensor of shape (batch, S, width)
+        Node rows of a padded batch of graphs.
     mask : Tensor of shape (batch, S)
         1 for real nodes, 0 for padding.
     readout : {"sum", "mean"}
+        Sum of the real node rows, or their mean (a graph without nodes gives zeros).
 
     Returns
     -------
     Tensor of shape (batch, width)
+        One row per graph.
 
     Examples
     --------
@@ -63,6 +66,15 @@ class DenseGINConv(nn.Module):
     :math:`h'_i = \mathrm{MLP}(h_i + \sum_{j \to i} h_j)`, the MLP of two linear layers
     with the activation after each (no batch normalisation: it would mix the graphs of a
     batch, and one graph's gradient must depend on that graph alone).
+
+    Parameters
+    ----------
+    in_dim : int
+        Width of the input node rows.
+    out_dim : int
+        Width of the output node rows (and of the MLP's hidden layer).
+    activation : str, default="relu"
+        Activation after each of the MLP's two linear layers (see ``make_activation``).
 
     Notes
     -----
@@ -97,6 +109,7 @@ class DenseGraphGNN(nn.Module):
     head_layers : int, default=2
         Linear layers of the head on the concatenated readouts, at least 1.
     activation : str, default="relu"
+        Activation after every convolution and between the head's linear layers.
     dropout : float, default=0.0
         Dropout between the head's linear layers.
 
