@@ -8,6 +8,10 @@ usable; no case changes the caller's arrays or the estimator's parameters. Train
 diverges raises during ``fit``: a fitted estimator never answers with non-finite
 probabilities.
 
+Graph-level estimators, whose examples are whole graphs, run their own rows on graph
+collections (empty collections, graphs without nodes or edges, differing feature widths,
+missing labels, duplicate graphs, text features).
+
 Test ids read ``{estimator}-{case}``. ``python tests/test_bad_input.py`` prints the matrix
 counts (cases, clear errors, sane acceptances, failures).
 """
@@ -27,9 +31,9 @@ import torch
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from skdpgraph import (DPMLPClassifier, DRWClassifier, FDPClassifier, GAPClassifier, Graph,
-                       RGNNClassifier)
-from skdpgraph.datasets import make_csbm
+from skdpgraph import (DPGraphClassifier, DPMLPClassifier, DRWClassifier, FDPClassifier,
+                       GAPClassifier, Graph, RGNNClassifier)
+from skdpgraph.datasets import make_csbm, make_graph_classification
 from skdpgraph.privacy import PrivacyBudgetError
 
 # ---------------------------------------------------------------- estimators
@@ -881,14 +885,187 @@ def _(key):
                     query=lambda: graph["g"].nodes()[N_TRAIN:], inputs=[x7])
 
 
+# ---------------------------------------------------------------- graph collections
+#: Graph-level estimators: one example is one graph (a tiny fast configuration).
+GRAPH_ESTIMATORS: dict[str, Callable[[], Any]] = {
+    "DPGraph": lambda: DPGraphClassifier(epsilon=8.0, epochs=1, batch_size=8, hidden_dim=4,
+                                         num_layers=1, noise_multiplier=1.0, random_state=0,
+                                         device="cpu"),
+}
+GRAPHS, GRAPH_LABELS = make_graph_classification(n_graphs=16, n_features=4, random_state=0)
+GRAPH_CASES: dict[str, Callable[[str], Scenario]] = {}
+
+
+def graph_case(name: str):
+    def register(function):
+        GRAPH_CASES[name] = function
+        return function
+    return register
+
+
+def _graphs(*extra: Graph) -> Callable[[], list]:
+    """The training graphs as the caller's own list, with ``extra`` graphs in place of the
+    last ones (built when the case runs)."""
+    return lambda: list(GRAPHS)[:len(GRAPHS) - len(extra)] + list(extra)
+
+
+def _graph_y() -> np.ndarray:
+    return np.array(GRAPH_LABELS, dtype=np.int64)
+
+
+def _no_edges() -> np.ndarray:
+    return np.zeros((2, 0), np.int64)
+
+
+@graph_case("collection_empty")
+def _(key):
+    return Scenario(raises(ValueError, r"fit: X holds no graphs; at least one graph is "
+                                       r"required"), fit=(lambda: [], np.zeros(0, np.int64)))
+
+
+@graph_case("graph_without_nodes")
+def _(key):
+    return Scenario(raises(ValueError, r"Graph: the graph is empty \(0 nodes\); at least one "
+                                       r"node is required"),
+                    fit=(lambda: _graphs(Graph(_no_edges(), np.zeros((0, 4))))(), _graph_y()))
+
+
+@graph_case("graph_without_edges")
+def _(key):
+    """A graph of nodes and no edges is a valid example: its readout sums its node rows."""
+    return Scenario(OK, fit=(_graphs(Graph(_no_edges(), np.ones((3, 4)))), _graph_y()))
+
+
+@graph_case("isolated_nodes")
+def _(key):
+    return Scenario(OK, fit=(_graphs(Graph([[0, 1], [1, 0]], np.ones((4, 4)))), _graph_y()))
+
+
+@graph_case("feature_widths_differ")
+def _(key):
+    return Scenario(raises(ValueError, r"X: every graph must have the same number of node "
+                                       r"features; graph 0 has 4 and graph 15 has 5"),
+                    fit=(_graphs(Graph(_no_edges(), np.ones((3, 5)))), _graph_y()))
+
+
+@graph_case("predict_feature_width_differs")
+def _(key):
+    return Scenario(raises(ValueError, r"X has graphs with 5 node features, but "
+                                       r"DPGraphClassifier is expecting 4 features"),
+                    query=lambda: [Graph(_no_edges(), np.ones((3, 5)))])
+
+
+@graph_case("zero_feature_width")
+def _(key):
+    def graphs():
+        return [Graph(g.edge_index, np.zeros((g.num_nodes, 0))) for g in GRAPHS]
+    return Scenario(raises(ValueError, r"the graphs have 0 node features; at least 1 is "
+                                       r"required"), fit=(graphs, _graph_y()))
+
+
+@graph_case("text_features")
+def _(key):
+    x = np.ones((3, 4), dtype=object)
+    x[1, 2] = "high"
+    return Scenario(raises(ValueError, r"Graph: x must hold numbers.*'high'"),
+                    fit=(lambda: _graphs(Graph(_no_edges(), x))(), _graph_y()), inputs=[x])
+
+
+@graph_case("labels_missing")
+def _(key):
+    y = _graph_y().astype(object)
+    y[2] = None
+    return Scenario(raises(ValueError, r"y has no label for 1 graph\(s\) \(positions 2\)"),
+                    fit=(_graphs(), y))
+
+
+@graph_case("labels_nan")
+def _(key):
+    y = _graph_y().astype(float)
+    y[[3, 5]] = np.nan
+    return Scenario(raises(ValueError, r"y has no label for 2 graph\(s\) \(positions 3, 5\)"),
+                    fit=(_graphs(), y))
+
+
+@graph_case("labels_fewer_than_graphs")
+def _(key):
+    return Scenario(raises(ValueError, r"inconsistent numbers of samples: \[16, 15\]"),
+                    fit=(_graphs(), _graph_y()[:-1]))
+
+
+@graph_case("one_class")
+def _(key):
+    return Scenario(raises(ValueError, r"at least 2 classes.*only one class: 0\.$"),
+                    fit=(_graphs(), np.zeros(len(GRAPHS), np.int64)))
+
+
+@graph_case("same_graph_twice")
+def _(key):
+    return Scenario(raises(ValueError, r"graphs \[0, 15\] are the same Graph object\. One "
+                                       r"graph is the privacy unit"),
+                    fit=(_graphs(GRAPHS[0]), _graph_y()))
+
+
+@graph_case("equal_graphs")
+def _(key):
+    copy_of_first = Graph(GRAPHS[0].edge_index, GRAPHS[0].features())
+    return Scenario(raises(ValueError, r"graphs \[0, 15\] have the same content.*pass "
+                                       r"allow_equal_graphs=True"),
+                    fit=(_graphs(copy_of_first), _graph_y()))
+
+
+@graph_case("equal_graphs_allowed")
+def _(key):
+    """Accepted as different people's graphs (the report's statement of it is checked in
+    tests/estimators/test_graph_classifier.py)."""
+    copy_of_first = Graph(GRAPHS[0].edge_index, GRAPHS[0].features())
+    return Scenario(OK, fit=(_graphs(copy_of_first), _graph_y()),
+                    params={"allow_equal_graphs": True})
+
+
+@graph_case("X_node_array")
+def _(key):
+    return Scenario(raises(TypeError, r"X: graphs\[0\] must be a skdpgraph\.Graph"),
+                    fit=(np.ones((16, 4)), _graph_y()))
+
+
+@graph_case("X_none")
+def _(key):
+    return Scenario(raises(TypeError, r"X must be a GraphCollection or a list of "
+                                      r"skdpgraph\.Graph; got NoneType"), fit=(None, _graph_y()))
+
+
+@graph_case("predict_empty")
+def _(key):
+    return Scenario(raises(ValueError, r"X holds no graphs; at least one graph is required"),
+                    query=lambda: [])
+
+
 # ---------------------------------------------------------------- running a case
 _FITTED: dict[str, Any] = {}
+
+
+def _is_graph_level(key: str) -> bool:
+    return key in GRAPH_ESTIMATORS
+
+
+def _estimator(key: str):
+    return (GRAPH_ESTIMATORS if _is_graph_level(key) else ESTIMATORS)[key]()
+
+
+def _training_data(key: str) -> tuple:
+    return (GRAPHS, _graph_y()) if _is_graph_level(key) else (_train_nodes(), _y()[:N_TRAIN])
+
+
+def _held_out(key: str):
+    """A query the fitted estimator must answer (sanity after a refused query)."""
+    return GRAPHS[:4] if _is_graph_level(key) else DATA.graph.nodes()[N_TRAIN:]
 
 
 def _fitted(key: str):
     """A fitted copy (fitted once per worker, then deep-copied)."""
     if key not in _FITTED:
-        _FITTED[key] = ESTIMATORS[key]().fit(_train_nodes(), _y()[:N_TRAIN])
+        _FITTED[key] = _estimator(key).fit(*_training_data(key))
     return copy.deepcopy(_FITTED[key])
 
 
@@ -927,11 +1104,11 @@ def _is_fitted(est) -> bool:
     return True
 
 
-def _assert_unfitted(est) -> None:
+def _assert_unfitted(est, key: str) -> None:
     left = [name for name in vars(est) if name.endswith("_") and not name.startswith("__")]
     assert left == [], f"a failed fit left fitted state behind: {left}"
     with pytest.raises(NotFittedError):
-        est.predict(DATA.graph.nodes()[:3])
+        est.predict(_held_out(key))
 
 
 def _assert_sane(est, query) -> None:
@@ -942,7 +1119,7 @@ def _assert_sane(est, query) -> None:
     assert est.privacy_.epsilon == est.epsilon_spent_
     assert 0 <= est.delta_ < 1
     n = (query.num_nodes if isinstance(query, Graph) else
-         len(query) if isinstance(query, list) else query.shape[0])
+         query.shape[0] if hasattr(query, "shape") else len(query))
     proba = est.predict_proba(query)
     assert proba.shape == (n, len(est.classes_))
     assert np.all(np.isfinite(proba)) and np.all(proba >= 0)
@@ -954,11 +1131,11 @@ def _assert_sane(est, query) -> None:
 
 def run_case(key: str, name: str) -> str:
     """Run one case; return ``"error"`` or ``"sane"`` (assertion errors: the case fails)."""
-    scenario = CASES[name](key)
+    scenario = (GRAPH_CASES if _is_graph_level(key) else CASES)[name](key)
     objects = _caller_objects(scenario)
     before = copy.deepcopy(objects)
     writeable = [o.flags.writeable for o in objects if isinstance(o, np.ndarray)]
-    est = ESTIMATORS[key]() if scenario.fit is not None else _fitted(key)
+    est = _estimator(key) if scenario.fit is not None else _fitted(key)
     if scenario.patch is not None:
         scenario.patch(est)
     params = est.get_params()
@@ -974,7 +1151,7 @@ def run_case(key: str, name: str) -> str:
                 est.fit(*(_value(item) for item in pair))
         stage, fitted = "predict", _is_fitted(est)
         query = _value(scenario.query) if scenario.query is not None else (
-            _value(scenario.fit[0]) if scenario.fit is not None else _train_nodes())
+            _value(scenario.fit[0]) if scenario.fit is not None else _training_data(key)[0])
         est.predict_proba(query)
         if scenario.score_y is not None:
             est.score(query, scenario.score_y)
@@ -990,11 +1167,11 @@ def run_case(key: str, name: str) -> str:
         if scenario.expect.ok:  # accepted or refused in fit, never answered with NaN
             assert stage in ("fit", "refit"), f"{key}-{name}: refused only at {stage}: {exc}"
         if stage in ("fit", "refit"):
-            _assert_unfitted(est)
+            _assert_unfitted(est, key)
         elif stage == "predict" and fitted:  # a refused query leaves the estimator usable
-            _assert_sane(est, DATA.graph.nodes()[N_TRAIN:])
+            _assert_sane(est, _held_out(key))
         elif stage == "predict":
-            _assert_unfitted(est)
+            _assert_unfitted(est, key)
         outcome = "error"
     else:
         assert scenario.expect.ok, (
@@ -1020,7 +1197,8 @@ def _one_torch_thread():
     torch.set_num_threads(threads)
 
 
-MATRIX = [(k, n) for k in ESTIMATORS for n in CASES if _applies(k, n)]
+MATRIX = ([(k, n) for k in ESTIMATORS for n in CASES if _applies(k, n)]
+          + [(k, n) for k in GRAPH_ESTIMATORS for n in GRAPH_CASES])
 
 
 @pytest.mark.parametrize("key,name", MATRIX, ids=[f"{k}-{n}" for k, n in MATRIX])
@@ -1070,9 +1248,11 @@ def matrix_counts() -> str:
                 failures.append(f"  {k}-{n}: {type(exc).__name__}: {str(exc)[:300]}")
     return "\n".join([
         f"bad-input matrix: {len(CASES)} kinds of input x {len(ESTIMATORS)} estimator "
-        f"configurations = {len(MATRIX)} cases (a kind runs where the estimator has its "
-        f"parameter): {counts['error']} clear errors, {counts['sane']} sane acceptances, "
-        f"{counts['failure']} failures, {counts['skipped']} skipped", *failures])
+        f"configurations, and {len(GRAPH_CASES)} kinds of graph collection x "
+        f"{len(GRAPH_ESTIMATORS)} graph-level configuration(s) = {len(MATRIX)} cases (a kind "
+        f"runs where the estimator has its parameter): {counts['error']} clear errors, "
+        f"{counts['sane']} sane acceptances, {counts['failure']} failures, "
+        f"{counts['skipped']} skipped", *failures])
 
 
 if __name__ == "__main__":  # python tests/test_bad_input.py
