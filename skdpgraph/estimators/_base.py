@@ -74,7 +74,8 @@ from skdpgraph.estimators._privacy_record import (
 from skdpgraph.estimators._releases import ReleaseCache
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.privacy import (
-    OrderHint, PrivacyPlan, Spend, check_plan, release_event, reserve_spend, spend_of_report,
+    DPSGDPlan, OrderHint, PrivacyPlan, Spend, check_plan, plan_dpsgd, release_event,
+    reserve_spend, spend_of_report, steps_for_epochs,
 )
 from skdpgraph.training import (Callback, EpsilonTracker, Generators, OptimizerSettings,
                                 ProgressBar, TrainingStage)
@@ -127,6 +128,18 @@ def resolve_device(device: str | torch.device) -> torch.device:
         raise ValueError(f"device={device!r} but this machine has {count} CUDA device(s), "
                          f"cuda:0 to cuda:{count - 1}.")
     return resolved
+
+
+def plan_poisson_epochs(estimator: Any, num_examples: int, context: str) -> DPSGDPlan:
+    """The DP-SGD plan of ``estimator.epochs`` passes over ``num_examples`` training
+    examples in Poisson batches of expected size ``estimator.batch_size``, calibrated to the
+    estimator's budget, ``delta_``, ``max_grad_norm`` and ``noise_multiplier``."""
+    return plan_dpsgd(
+        epsilon=estimator._budget(), delta=estimator.delta_, sampling="poisson",
+        num_examples=num_examples, batch_size=estimator.batch_size,
+        steps=steps_for_epochs(estimator.epochs, num_examples, estimator.batch_size),
+        max_grad_norm=estimator.max_grad_norm, noise_multiplier=estimator.noise_multiplier,
+        context=context)
 
 
 class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierMixin,

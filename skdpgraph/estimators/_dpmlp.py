@@ -10,11 +10,11 @@ from numbers import Integral, Real
 
 from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions
-from skdpgraph.estimators._base import BaseDPClassifier
+from skdpgraph.estimators._base import BaseDPClassifier, plan_poisson_epochs
 from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.graph import Nodes
 from skdpgraph.nn import MLP
-from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, steps_for_epochs
+from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.training import BestEpoch, TensorExamples, train_dpsgd
 
 __all__ = ["DPMLPClassifier", "per_example_cross_entropy"]
@@ -157,11 +157,8 @@ class DPMLPClassifier(BaseDPClassifier):
         self.private_diagnostics = private_diagnostics
 
     def _plan(self, nodes: Nodes, y: np.ndarray) -> DPSGDPlan:
-        n = len(nodes) - self._validation_size(len(nodes))
-        return plan_dpsgd(
-            epsilon=self._budget(), delta=self.delta_, sampling="poisson", num_examples=n,
-            batch_size=self.batch_size, steps=steps_for_epochs(self.epochs, n, self.batch_size),
-            max_grad_norm=self.max_grad_norm, noise_multiplier=self.noise_multiplier,
+        return plan_poisson_epochs(
+            self, len(nodes) - self._validation_size(len(nodes)),
             context=f"DPMLPClassifier (epochs={self.epochs}, batch_size={self.batch_size})")
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: DPSGDPlan,

@@ -11,12 +11,12 @@ import torch
 
 from skdpgraph._random import RandomStreams
 from skdpgraph._validation import DPSGD_CONSTRAINTS, Interval, StrOptions, check_fit_data
-from skdpgraph.estimators._base import BaseDPClassifier
+from skdpgraph.estimators._base import BaseDPClassifier, plan_poisson_epochs
 from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.graph import Graph
 from skdpgraph.graph_collection import GraphCollection, check_graph_collection
 from skdpgraph.nn import DenseGraphGNN, GraphBatches, GraphExamples, root_cross_entropy
-from skdpgraph.privacy import DPSGDPlan, plan_dpsgd, steps_for_epochs
+from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.training import BestEpoch, train_dpsgd
 
 __all__ = ["DPGraphClassifier"]
@@ -247,12 +247,9 @@ class DPGraphClassifier(BaseDPClassifier):
     # ------------------------------------------------------------------ training
     def _plan(self, graphs: GraphCollection, y: np.ndarray) -> DPSGDPlan:
         n = len(graphs) - self._validation_size(len(graphs))
-        return plan_dpsgd(
-            epsilon=self._budget(), delta=self.delta_, sampling="poisson", num_examples=n,
-            batch_size=self.batch_size, steps=steps_for_epochs(self.epochs, n, self.batch_size),
-            max_grad_norm=self.max_grad_norm, noise_multiplier=self.noise_multiplier,
-            context=f"{type(self).__name__} ({n} graphs, epochs={self.epochs}, "
-                    f"batch_size={self.batch_size})")
+        return plan_poisson_epochs(self, n, context=(
+            f"{type(self).__name__} ({n} graphs, epochs={self.epochs}, "
+            f"batch_size={self.batch_size})"))
 
     def _train(self, graphs: GraphCollection, y: np.ndarray, plan: DPSGDPlan,
                streams: RandomStreams) -> None:

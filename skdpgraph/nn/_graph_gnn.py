@@ -42,8 +42,8 @@ def masked_readout(h: torch.Tensor, mask: torch.Tensor, readout: str) -> torch.T
 
     Returns
     -------
-    Tensor of shape (batch, width)
-        One row per graph.
+    readouts : Tensor of shape (batch, width)
+        One row per graph, in the batch's order.
 
     Examples
     --------
