@@ -61,3 +61,17 @@ def test_gpu_trained_model_predicts_on_a_cpu_only_process(name, data, tmp_path):
                           env=env, cwd=os.getcwd(), timeout=300)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) == len(X_new)
+
+
+def test_graph_classifier_fits_on_cuda_with_the_cpu_accounting():
+    from skdpgraph import DPGraphClassifier
+    from skdpgraph.datasets import make_graph_classification
+
+    X, y = make_graph_classification(n_graphs=60, random_state=0)
+    settings = dict(epsilon=4.0, epochs=2, batch_size=16, hidden_dim=8, random_state=0)
+    gpu = DPGraphClassifier(**settings, device="cuda").fit(X, y)
+    cpu = DPGraphClassifier(**settings, device="cpu").fit(X, y)
+    assert gpu.device_.type == "cuda"
+    assert gpu.epsilon_spent_ == cpu.epsilon_spent_ and gpu.delta_ == cpu.delta_
+    proba = gpu.predict_proba(X)
+    assert proba.shape == (len(X), len(gpu.classes_)) and np.isfinite(proba).all()
