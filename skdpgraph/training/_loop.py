@@ -69,8 +69,9 @@ class Generators:
 
     Examples
     --------
-    >>> import torch
-    >>> Generators(torch.Generator().manual_seed(0)).noise is None
+    >>> from skdpgraph._random import RandomStreams
+    >>> streams = RandomStreams(0)  # one independent stream per purpose
+    >>> Generators(streams.torch("batches")).noise is None
     True
     """
 
@@ -147,6 +148,7 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
     --------
     >>> import torch
     >>> from skdpgraph.privacy import DPSGDPlan
+    >>> from skdpgraph._random import RandomStreams
     >>> from skdpgraph.training import OptimizerSettings, TensorExamples
     >>> x, y = torch.randn(20, 3), torch.randint(0, 2, (20,))
     >>> def loss(module, batch):
@@ -156,7 +158,7 @@ def train_dpsgd(module: torch.nn.Module, examples: ExampleSet, loss_fn: LossFn,
     >>> plan = DPSGDPlan("poisson", 20, 5, 8, noise_multiplier=1.0, max_grad_norm=1.0)
     >>> result = train_dpsgd(torch.nn.Linear(3, 2), TensorExamples(x, y), loss, plan,
     ...                      optimizer=OptimizerSettings(lr=0.1),
-    ...                      generators=Generators(torch.Generator().manual_seed(0)))
+    ...                      generators=Generators(RandomStreams(0).torch("batches")))
     >>> [record["epoch"] for record in result.history]
     [1, 2]
     """
@@ -205,11 +207,12 @@ def run_epochs(module: torch.nn.Module, stepper: Stepper, sampler, examples: Exa
     >>> import torch
     >>> from skdpgraph.privacy import DPSGDPlan
     >>> from skdpgraph.sampling import make_batch_sampler
+    >>> from skdpgraph._random import RandomStreams
     >>> from skdpgraph.training import Stepper, TensorExamples
     >>> plan = DPSGDPlan("poisson", 4, 4, 2, noise_multiplier=None, max_grad_norm=None)
     >>> module = torch.nn.Linear(1, 1)
     >>> stepper = Stepper(module, plan, torch.optim.SGD(module.parameters(), lr=0.1), None)
-    >>> sampler = make_batch_sampler("poisson", 4, 4, torch.Generator().manual_seed(0))
+    >>> sampler = make_batch_sampler("poisson", 4, 4, RandomStreams(0).torch("batches"))
     >>> data = TensorExamples(torch.ones(4, 1))
     >>> result = run_epochs(module, stepper, sampler, data,
     ...                     lambda m, b: (m(b[0]).squeeze(-1) ** 2, None), (),
