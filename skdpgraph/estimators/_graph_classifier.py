@@ -15,13 +15,13 @@ from skdpgraph.estimators._base import BaseDPClassifier, plan_poisson_epochs
 from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.graph import Graph
 from skdpgraph.graph_collection import GraphCollection, check_graph_collection
-from skdpgraph.nn import DenseGraphGNN, GraphBatches, GraphExamples, root_cross_entropy
+from skdpgraph.nn import GraphBatches, GraphExamples, GraphGNN, graph_cross_entropy
 from skdpgraph.privacy import DPSGDPlan
 from skdpgraph.training import BestEpoch, train_dpsgd
 
 __all__ = ["DPGraphClassifier"]
 
-#: Graphs padded together at prediction and validation time.
+#: Graphs packed together at prediction and validation time.
 _PREDICT_CHUNK = 256
 
 
@@ -121,14 +121,15 @@ class DPGraphClassifier(BaseDPClassifier):
         Unit, relation, accountant, events and assumptions of the fit.
     history_ : list of dict
         One record per epoch (stage ``"classifier"``).
-    module_ : DenseGraphGNN
+    module_ : GraphGNN
     device_ : torch.device
 
     Notes
     -----
     Privacy unit: one graph (its nodes, edges, features and label), add/remove relation.
-    Graphs are padded per batch to the batch's largest graph; the model's outputs and
-    gradients do not depend on the padding, so the padded size is not released.
+    A batch packs its graphs' nodes one graph after another; messages flow only along
+    a graph's own edges, so each graph's output and clipped gradient depend on that graph
+    alone.
     ``predict`` reads only the queried graphs and the model: a graph's prediction depends
     on that graph alone, and the fitted estimator keeps no training graph.
 
@@ -255,12 +256,12 @@ class DPGraphClassifier(BaseDPClassifier):
                streams: RandomStreams) -> None:
         (graphs, y), held = self._holdout(graphs, y, len(y) - plan.num_examples, streams)
         best = held and BestEpoch(_logits_of(GraphBatches(held[0], self.device_)), held[1])
-        module = DenseGraphGNN(
+        module = GraphGNN(
             graphs.num_features, self.hidden_dim, len(self.classes_), conv=self.conv,
             num_layers=self.num_layers, readout=self.readout, head_layers=self.head_layers,
             activation=self.activation, dropout=self.dropout).to(self.device_)
         examples = GraphExamples(graphs, torch.from_numpy(y), device=self.device_)
-        result = train_dpsgd(module, examples, root_cross_entropy, plan,
+        result = train_dpsgd(module, examples, graph_cross_entropy, plan,
                              **self._stage_options(plan, "classifier", streams, best))
         self.module_ = (best.restore(result.module) if best else result.module).cpu()
         self.history_ = result.history

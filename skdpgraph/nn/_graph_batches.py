@@ -1,13 +1,8 @@
-"""Padded dense batches of whole graphs, and the DP-SGD example set whose examples are graphs.
+"""Packed batches of whole graphs, and the DP-SGD example set whose examples are graphs.
 
 Every graph of a collection is flattened once into node and edge arrays; a batch of
-graphs then becomes ``(x, adj, mask)`` (see :mod:`skdpgraph.nn._graph_gnn`) by vectorised
-gathers, padded to the largest graph *of that batch*. Padding to the batch's largest graph
-keeps memory at ``batch * S^2`` for the batch's own ``S`` (a collection with a few large
-graphs pays for them only in the batches that hold them). The padded size is not released:
-:class:`~skdpgraph.nn.DenseGraphGNN` gives every graph the same logits and the same
-gradient whatever it is padded to (padding is zero, sends and receives nothing and is left
-out of the readout), so each clipped gradient depends on its own graph only.
+graphs then becomes ``(x, edge_index, sizes)`` (see :mod:`skdpgraph.nn._graph_gnn`) by
+vectorised gathers, the graphs' nodes packed one graph after another with no padding.
 """
 
 from __future__ import annotations
@@ -23,14 +18,14 @@ __all__ = ["GraphBatches", "GraphExamples"]
 
 
 class GraphBatches:
-    """A collection of graphs, flattened once, that pads any subset to dense tensors.
+    """A collection of graphs, flattened once, that packs any subset into one batch.
 
     Parameters
     ----------
     graphs : iterable of Graph
         All with the same feature width.
     device : torch.device or str, default="cpu"
-        Where :meth:`dense` puts the tensors.
+        Where :meth:`packed` puts the tensors.
 
     Examples
     --------
@@ -38,9 +33,9 @@ class GraphBatches:
     >>> from skdpgraph import Graph
     >>> pair, single = Graph([[0], [1]], np.ones((2, 1))), Graph([[], []], np.ones((1, 1)))
     >>> batches = GraphBatches([pair, single])
-    >>> x, adj, mask = batches.dense(np.array([1, 0]))
-    >>> tuple(x.shape), adj[1].tolist(), mask.tolist()
-    ((2, 2, 1), [[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [1.0, 1.0]])
+    >>> x, edge_index, sizes = batches.packed(np.array([1, 0]))
+    >>> tuple(x.shape), edge_index.tolist(), sizes.tolist()
+    ((3, 1), [[2, 1], [1, 2]], [1, 2])
     """
 
     def __init__(self, graphs: Iterable[Graph], device: torch.device | str = "cpu") -> None:
@@ -63,26 +58,22 @@ class GraphBatches:
     def __len__(self) -> int:
         return len(self.num_nodes)
 
-    def dense(self, index: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(x, adj, mask)`` of the graphs ``index``, padded to the largest of them."""
+    def packed(self, index: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(x, edge_index, sizes)`` of the graphs ``index``, packed in that order."""
         index = np.asarray(index, dtype=np.int64)
         sizes = self.num_nodes[index]
-        size = int(sizes.max(initial=1))
         owner, local = _positions(sizes)
-        x = np.zeros((len(index), size, self.features.shape[1]), np.float32)
-        x[owner, local] = self.features[self.node_start[index][owner] + local]
-        mask = np.zeros((len(index), size), np.float32)
-        mask[owner, local] = 1.0
+        x = self.features[self.node_start[index][owner] + local]
         edge_owner, edge_local = _positions(self.num_entries[index])
         entry = self.entry_start[index][edge_owner] + edge_local
-        adj = np.zeros((len(index), size, size), np.float32)
-        adj[edge_owner, self.targets[entry], self.sources[entry]] = 1.0
-        return tuple(torch.from_numpy(t).to(self.device) for t in (x, adj, mask))
+        offset = (np.cumsum(sizes) - sizes)[edge_owner]
+        edge_index = np.stack([self.sources[entry] + offset, self.targets[entry] + offset])
+        return tuple(torch.from_numpy(t).to(self.device) for t in (x, edge_index, sizes))
 
     def chunks(self, size: int = 256) -> Iterator[tuple[torch.Tensor, ...]]:
-        """:meth:`dense` of consecutive runs of ``size`` graphs, in order (for inference)."""
+        """:meth:`packed` of consecutive runs of ``size`` graphs, in order (for inference)."""
         for start in range(0, len(self), size):
-            yield self.dense(np.arange(start, min(start + size, len(self))))
+            yield self.packed(np.arange(start, min(start + size, len(self))))
 
 
 def _positions(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,9 +86,9 @@ def _positions(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class GraphExamples:
     """A DP-SGD example set (``train_dpsgd``'s ``ExampleSet``) whose examples are graphs.
 
-    ``batch(index, step)`` returns ``(x, adj, mask, y)`` for the graphs ``index``, padded to
-    the largest of them (see :class:`GraphBatches`); one example is one graph with its
-    label, the privacy unit of graph-level DP.
+    ``batch(index, step)`` returns ``(x, edge_index, sizes, y)`` for the graphs ``index``,
+    packed (see :class:`GraphBatches`); one example is one graph with its label, the
+    privacy unit of graph-level DP.
 
     Parameters
     ----------
@@ -122,4 +113,4 @@ class GraphExamples:
 
     def batch(self, index: torch.Tensor, step: int) -> tuple[torch.Tensor, ...]:
         index = index.cpu()
-        return (*self.graphs.dense(index.numpy()), self.labels[index.to(self.labels.device)])
+        return (*self.graphs.packed(index.numpy()), self.labels[index.to(self.labels.device)])
