@@ -5,6 +5,12 @@ list selects), saves the fitted estimator with the feature columns it was traine
 prints its privacy report. ``fit --predictions`` also predicts the unlabelled rows in the
 same run, on the very graph the model was trained on.
 
+With ``--graphs`` a row is a whole graph (:mod:`skdpgraph.cli._graph_tables`): the rows of
+the graph table are selected, trained on, predicted and scored, by a graph-level estimator
+(``all_estimators(data="graphs")``). A node-level estimator or model with ``--graphs``, or a
+graph-level one without it, is refused. A graph-level model's predictions read only the
+queried graphs, so there is no release to reuse and ``--fitted-graph`` is refused.
+
 ``predict`` and ``evaluate`` rebuild the graph from the tables. By default that is a new
 graph to the estimator: an estimator whose outputs are noisy makes a new release with fresh
 noise and records it in ``privacy_.releases``; the model file is rewritten with it before
@@ -197,7 +203,8 @@ def _inputs(args, *options: str) -> dict:
 
 
 def _input_files(args) -> str:
-    return " and ".join(path for path in (args.nodes, args.edges, args.graphs) if path)
+    *first, last = [path for path in (args.nodes, args.edges, args.graphs) if path]
+    return ", ".join(first) + (" and " if first else "") + last
 
 
 def _predictions(args, estimator, tables, mask):
