@@ -207,3 +207,16 @@ def test_the_demo_shows_graph_level_rows(capsys, monkeypatch):
     cells = rows[0].split()
     accuracy, spent = float(cells[3]), float(cells[4])
     assert 0.0 <= accuracy <= 1.0 and 0 < spent <= 8.0
+
+
+def test_equal_training_graphs_are_refused_by_their_ids(graph_tables, capsys):
+    paths, tables = graph_tables
+    for name in ("nodes", "edges"):  # graph g5 becomes a copy of g2
+        table = tables[name]
+        copy = table[table["graph_id"] == "g2"].assign(graph_id="g5")
+        pd.concat([table[table["graph_id"] != "g5"], copy]).to_csv(paths[name], index=False)
+    assert main(_fit_args(paths)) == 2
+    assert ("graphs.csv: the training graphs ['g2', 'g5'] (column 'graph_id') have the same "
+            "nodes, edges and features") in _error(capsys, "fit")
+    assert main(_fit_args(paths, "--param", "allow_equal_graphs=True")) == 0
+    assert joblib.load(paths["model"])["estimator"].allow_equal_graphs is True

@@ -177,6 +177,10 @@ def _run_fit(args) -> int:
     if rows.size < 2:
         raise TableError(f"{tables.path}: fit needs at least 2 labelled rows in column "
                          f"{args.label_column!r}; found {rows.size}.")
+    if tables.row == "graph":
+        from skdpgraph.cli._graph_tables import refuse_equal_graphs
+
+        refuse_equal_graphs(args, tables, rows, estimator)
     _progress(args, f"training {type(estimator).__name__} on {rows.size} of {tables.count()}")
     labels = np.array(tables.labels, dtype=object)
     estimator.fit(tables.examples(rows), labels[rows].astype(str))

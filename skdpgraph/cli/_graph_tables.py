@@ -29,7 +29,7 @@ from skdpgraph.cli._tables import (
     refuse_missing_columns, split_of,
 )
 
-__all__ = ["load_graph_tables"]
+__all__ = ["load_graph_tables", "refuse_equal_graphs"]
 
 
 def _read(path: str, which: str, graph_column: str, text_columns=()):
@@ -114,3 +114,24 @@ def load_graph_tables(args, feature_columns: list[str] | None = None, *,
         raise TableError(_located(args, str(exc), nodes, edges)) from None
     return Tables(collection, graphs[args.graph_column].to_numpy(), labels, columns,
                   split_of(graphs, split_column), args.graphs, "graph")
+
+
+def refuse_equal_graphs(args, tables: Tables, rows, estimator) -> None:
+    """Refuse training graphs of equal content by their ids, unless the estimator accepts
+    them (``allow_equal_graphs=True``).
+
+    The estimator refuses them too, by position among the training graphs; here the
+    message names the graph table, the column and the ids.
+    """
+    from skdpgraph.graph_collection import find_duplicate_graphs
+
+    if estimator.get_params(deep=False).get("allow_equal_graphs", True):
+        return
+    groups = find_duplicate_graphs(tables.examples(rows))
+    if groups:
+        ids = tables.ids[rows[groups[0]]].tolist()
+        raise TableError(
+            f"{tables.path}: the training graphs {ids} (column {args.graph_column!r}) have the "
+            f"same nodes, edges and features ({len(groups)} repeated graph(s) in all). One "
+            "graph is the privacy unit: remove copies of one person's graph, or add --param "
+            "allow_equal_graphs=True if equal graphs come from different people.")
