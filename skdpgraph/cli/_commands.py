@@ -5,6 +5,12 @@ list selects), saves the fitted estimator with the feature columns it was traine
 prints its privacy report. ``fit --predictions`` also predicts the unlabelled rows in the
 same run, on the very graph the model was trained on.
 
+With ``--graphs`` a row is a whole graph (:mod:`skdpgraph.cli._graph_tables`): the rows of
+the graph table are selected, trained on, predicted and scored, by a graph-level estimator
+(``all_estimators(data="graphs")``). A node-level estimator or model with ``--graphs``, or a
+graph-level one without it, is refused. A graph-level model's predictions read only the
+queried graphs, so there is no release to reuse and ``--fitted-graph`` is refused.
+
 ``predict`` and ``evaluate`` rebuild the graph from the tables. By default that is a new
 graph to the estimator: an estimator whose outputs are noisy makes a new release with fresh
 noise and records it in ``privacy_.releases``; the model file is rewritten with it before
@@ -34,7 +40,7 @@ from skdpgraph.cli._files import (
 )
 from skdpgraph.cli._tables import TableError, load_tables, selected_rows
 
-__all__ = ["estimator_class", "run_evaluate", "run_fit", "run_predict"]
+__all__ = ["estimator_class", "read_tables", "run_evaluate", "run_fit", "run_predict"]
 
 
 def estimator_class(name: str) -> type:
@@ -48,9 +54,58 @@ def estimator_class(name: str) -> type:
     Returns
     -------
     cls : type
-        Its class, from ``skdpgraph.all_estimators(data="nodes")``.
+        Its class, from ``skdpgraph.all_estimators()``: node-level (node tables) or
+        graph-level (``--graphs``).
     """
-    return {command_name(cls_name): cls for cls_name, cls in all_estimators(data="nodes")}[name]
+    return {command_name(cls_name): cls for cls_name, cls in all_estimators()}[name]
+
+
+def read_tables(args, feature_columns: list[str] | None = None, *, need_labels: bool):
+    """The node tables of one graph, or with ``--graphs`` the tables of a collection of graphs.
+
+    Returns
+    -------
+    tables : Tables
+        Its rows are nodes, or graphs (see :mod:`skdpgraph.cli._graph_tables`).
+    """
+    if args.graphs is None:
+        return load_tables(args, feature_columns, need_labels=need_labels)
+    from skdpgraph.cli._graph_tables import load_graph_tables
+
+    return load_graph_tables(args, feature_columns, need_labels=need_labels)
+
+
+def _data_kind(args) -> str:
+    return "nodes" if args.graphs is None else "graphs"
+
+
+def _what_it_reads(kind: str) -> str:
+    return {"nodes": "classifies the nodes of one graph (node tables, without --graphs)",
+            "graphs": "classifies whole graphs (a graph table, --graphs CSV)"}[kind]
+
+
+def _refuse_other_data(args, cls: type) -> None:
+    """A node-level estimator trains on node tables, a graph-level one on graph tables."""
+    if cls._data_kind == _data_kind(args):
+        return
+    names = ", ".join(sorted(command_name(n) for n, _ in all_estimators(data=_data_kind(args))))
+    where = "without --graphs" if args.graphs is None else "with --graphs"
+    raise ValueError(f"argument --estimator: invalid choice: {args.estimator!r} {where}: "
+                     f"{cls.__name__} {_what_it_reads(cls._data_kind)}; {where} choose from "
+                     f"{names}.")
+
+
+def _refuse_other_model(args, estimator) -> None:
+    """The model file's estimator reads the kind of tables given."""
+    kind = _chosen(estimator)._data_kind
+    if kind != _data_kind(args):
+        raise ValueError(f"--model {args.model}: holds a {type(estimator).__name__}, which "
+                         f"{_what_it_reads(kind)}; "
+                         + ("drop --graphs." if kind == "nodes" else "add --graphs CSV."))
+    if args.fitted_graph and kind == "graphs":
+        raise ValueError(f"--fitted-graph: {type(estimator).__name__} keeps no release of the "
+                         "training graphs (its predictions read only the queried graphs and "
+                         "the model); drop --fitted-graph.")
 
 
 def _guarded(run, command: str):
@@ -90,7 +145,9 @@ def _parse_param(text: str):
 
 
 def _make_estimator(args):
-    estimator = estimator_class(args.estimator)()
+    cls = estimator_class(args.estimator)
+    _refuse_other_data(args, cls)
+    estimator = cls()
     params = dict(_parse_param(p) for p in args.param)
     if args.epsilon is not None:
         params["epsilon"] = args.epsilon
@@ -111,47 +168,59 @@ def _make_estimator(args):
 def _run_fit(args) -> int:
     import numpy as np
 
-    check_outputs({"--model": args.model, "--predictions": args.predictions,
-                   "--report-json": args.report_json},
-                  {"--nodes": args.nodes, "--edges": args.edges, "--ids": args.ids})
     estimator = _make_estimator(args)
-    _progress(args, f"reading {args.nodes}" + (f" and {args.edges}" if args.edges else ""))
-    tables = load_tables(args, need_labels=True)
+    check_outputs({"--model": args.model, "--predictions": args.predictions,
+                   "--report-json": args.report_json}, _inputs(args, "--ids"))
+    _progress(args, f"reading {_input_files(args)}")
+    tables = read_tables(args, need_labels=True)
     rows = selected_rows(args, tables, required=False, command="fit")
     if rows.size < 2:
-        raise TableError(f"{args.nodes}: fit needs at least 2 labelled rows in column "
+        raise TableError(f"{tables.path}: fit needs at least 2 labelled rows in column "
                          f"{args.label_column!r}; found {rows.size}.")
-    graph = tables.graph
-    _progress(args, f"training {type(estimator).__name__} on {rows.size} of {graph.num_nodes} "
-                    f"nodes")
+    if tables.row == "graph":
+        from skdpgraph.cli._graph_tables import refuse_equal_graphs
+
+        refuse_equal_graphs(args, tables, rows, estimator)
+    _progress(args, f"training {type(estimator).__name__} on {rows.size} of {tables.count()}")
     labels = np.array(tables.labels, dtype=object)
-    estimator.fit(graph.nodes(rows), labels[rows].astype(str))
+    estimator.fit(tables.examples(rows), labels[rows].astype(str))
     _progress(args, "trained")
     saved = {"estimator": estimator, "feature_columns": tables.feature_columns}
     try:  # predict before saving: a release these predictions make is in the saved record
-        table = (_predictions(args, estimator, graph, tables.ids, ~tables.labelled)
+        table = (_predictions(args, estimator, tables, ~tables.labelled)
                  if args.predictions else None)
     finally:
         _progress(args, f"saving {args.model}")
         save_model(saved, args.model)
     print(f"trained {type(estimator).__name__} on {rows.size} labelled of "
-          f"{graph.num_nodes} nodes ({graph.num_edges} directed edge entries); saved {args.model}")
+          f"{tables.describe()}; saved {args.model}")
     announce_releases(estimator, 0, args.model)
     if table is not None:
         _write_table(table, args.predictions)
     return _report(args, estimator)
 
 
-def _predictions(args, estimator, graph, ids, mask):
+def _inputs(args, *options: str) -> dict:
+    """``{"--option": path}`` of the tables and the other files ``options`` a command reads."""
+    return {"--nodes": args.nodes, "--edges": args.edges, "--graphs": args.graphs,
+            **{option: getattr(args, option[2:]) for option in options}}
+
+
+def _input_files(args) -> str:
+    *first, last = [path for path in (args.nodes, args.edges, args.graphs) if path]
+    return ", ".join(first) + (" and " if first else "") + last
+
+
+def _predictions(args, estimator, tables, mask):
     import numpy as np
     import pandas as pd
 
     index = np.flatnonzero(mask)
-    _progress(args, f"predicting {index.size} nodes")
-    nodes = graph.nodes(index)
-    table = pd.DataFrame({"id": ids[index], "prediction": estimator.predict(nodes)})
+    _progress(args, f"predicting {tables.count(index.size)}")
+    examples = tables.examples(index)
+    table = pd.DataFrame({"id": tables.ids[index], "prediction": estimator.predict(examples)})
     if len(index) and hasattr(estimator, "predict_proba"):
-        proba = estimator.predict_proba(nodes)
+        proba = estimator.predict_proba(examples)
         for k, label in enumerate(estimator.classes_):
             table[f"proba_{label}"] = proba[:, k]
     return table
@@ -165,8 +234,9 @@ def _write_table(table, path: str) -> None:
 def _load(args, *, need_labels: bool):
     _progress(args, f"loading {args.model}")
     saved = load_model(args.model)
-    _progress(args, f"reading {args.nodes}" + (f" and {args.edges}" if args.edges else ""))
-    tables = load_tables(args, saved["feature_columns"], need_labels=need_labels)
+    _refuse_other_model(args, saved["estimator"])
+    _progress(args, f"reading {_input_files(args)}")
+    tables = read_tables(args, saved["feature_columns"], need_labels=need_labels)
     if args.fitted_graph:
         _mark_fitted_graph(saved["estimator"], tables.graph, args.nodes)
     return saved, tables
@@ -192,7 +262,7 @@ def _mark_fitted_graph(estimator, graph, path: str) -> None:
 def _suggest_fitted_graph(args, estimator, graph, before: int) -> None:
     """After a new release on tables with the fitted graph's public sizes, name the flag."""
 
-    if (args.fitted_graph or release_count(estimator) <= before
+    if (args.fitted_graph or args.graphs is not None or release_count(estimator) <= before
             or not _chosen(estimator)._keeps_fit_releases()
             or _chosen(estimator)._fitted_graph_differences(graph)):
         return
@@ -224,11 +294,11 @@ def _run_predict(args) -> int:
     import numpy as np
 
     check_outputs({"--output": args.output, "--report-json": args.report_json},
-                  {"--nodes": args.nodes, "--edges": args.edges, "--model": args.model})
+                  _inputs(args, "--model"))
     saved, tables = _load(args, need_labels=False)
-    mask = np.ones(tables.graph.num_nodes, bool) if args.all else ~tables.labelled
+    mask = np.ones(len(tables.ids), bool) if args.all else ~tables.labelled
     table = _use_saved_model(args, saved, tables, lambda estimator: _predictions(
-        args, estimator, tables.graph, tables.ids, mask))
+        args, estimator, tables, mask))
     _write_table(table, args.output)
     return _report(args, saved["estimator"])
 
@@ -236,16 +306,14 @@ def _run_predict(args) -> int:
 def _run_evaluate(args) -> int:
     import numpy as np
 
-    check_outputs({"--report-json": args.report_json},
-                  {"--nodes": args.nodes, "--edges": args.edges, "--ids": args.ids,
-                   "--model": args.model})
+    check_outputs({"--report-json": args.report_json}, _inputs(args, "--ids", "--model"))
     saved, tables = _load(args, need_labels=True)
     rows = selected_rows(args, tables, required=True, command="evaluate")
     labels = np.array(tables.labels, dtype=object)[rows].astype(str)
-    _progress(args, f"scoring {rows.size} nodes")
+    _progress(args, f"scoring {tables.count(rows.size)}")
     accuracy = _use_saved_model(args, saved, tables, lambda estimator: estimator.score(
-        tables.graph.nodes(rows), labels))
-    print(f"accuracy: {accuracy:.4f} on {rows.size} labelled nodes")
+        tables.examples(rows), labels))
+    print(f"accuracy: {accuracy:.4f} on {rows.size} labelled {tables.row}s")
     return _report(args, saved["estimator"])
 
 

@@ -1,4 +1,4 @@
-"""The estimators ``skdpgraph demo`` trains: each node-level estimator in its demo settings."""
+"""The estimators ``skdpgraph demo`` trains: each registered estimator in its demo settings."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Callable
 
 from skdpgraph._discovery import all_estimators
 
-__all__ = ["DEMO_SETTINGS", "demo_estimators"]
+__all__ = ["DEMO_SETTINGS", "GRAPH_DEMO_SETTINGS", "demo_estimators"]
 
 _INF = float("inf")
 
@@ -26,14 +26,30 @@ DEMO_SETTINGS: dict[str, dict[str, dict]] = {
 }
 
 
-def demo_estimators() -> dict[str, Callable[[], object]]:
+#: The demo's settings of each graph-level estimator (``all_estimators(data="graphs")``),
+#: small enough to train in a second on the demo's collection.
+GRAPH_DEMO_SETTINGS: dict[str, dict[str, dict]] = {
+    "DPGraphClassifier": {
+        f"eps={label}": dict(epsilon=epsilon, epochs=10, batch_size=32, hidden_dim=16)
+        for label, epsilon in (("inf", _INF), ("8", 8.0))},
+}
+
+
+def demo_estimators(data: str = "nodes") -> dict[str, Callable[[], object]]:
     """The demo's estimators, in registry order: ``"Class (label)"`` -> factory.
+
+    Parameters
+    ----------
+    data : {"nodes", "graphs"}, default="nodes"
+        The node-level estimators (:data:`DEMO_SETTINGS`), or the graph-level ones
+        (:data:`GRAPH_DEMO_SETTINGS`).
 
     Returns
     -------
     estimators : dict of str to callable
         A zero-argument factory of each unfitted estimator, seeded with ``random_state=0``.
     """
+    settings = {"nodes": DEMO_SETTINGS, "graphs": GRAPH_DEMO_SETTINGS}[data]
     return {f"{name} ({label})": functools.partial(cls, random_state=0, **params)
-            for name, cls in all_estimators(data="nodes")
-            for label, params in DEMO_SETTINGS[name].items()}
+            for name, cls in all_estimators(data=data)
+            for label, params in settings[name].items()}

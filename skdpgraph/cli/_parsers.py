@@ -22,16 +22,17 @@ _TEXTS = {
         "Train on the labelled rows of the node table (or those a split column "
         "or an id list selects), save the model with joblib and print its privacy "
         "report. Rows with an empty label are unlabelled nodes: part of the graph, "
-        "never trained on. Output paths are checked before training."),
+        "never trained on. With --graphs a row of the graph table is one graph, "
+        "trained on if it has a label. Output paths are checked before training."),
     "predict": (
-        "predict the unlabelled nodes of CSV tables with a saved model",
+        "predict the unlabelled nodes (or graphs) of CSV tables with a saved model",
         "Predict the unlabelled rows (or, with --all, every row) of the tables "
         "with a model saved by skdpgraph fit, and write id, prediction and class "
         "probabilities to a CSV. A release the prediction makes is saved in the "
         "model file before the CSV is written; on the training tables, "
         "--fitted-graph reuses the releases paid for in fit instead."),
     "evaluate": (
-        "accuracy of a saved model on the nodes you name",
+        "accuracy of a saved model on the nodes (or graphs) you name",
         "Accuracy of a model saved by skdpgraph fit on the labelled rows that "
         "--split-column or --ids selects. It never scores every labelled row "
         "unless told to (--all-labelled): those include the training nodes. A "
@@ -47,10 +48,10 @@ def _command(name: str):
     return run
 
 
-def _estimator_choices() -> dict[str, str]:
-    """``--estimator`` choices: command name -> estimator class name (node level: the
-    command line reads node tables)."""
-    return {command_name(name): name for name in estimator_names(data="nodes")}
+def _estimator_choices(data: str = "nodes") -> dict[str, str]:
+    """``--estimator`` choices: command name -> estimator class name, of the estimators
+    that train on ``data`` (``"nodes"``: node tables; ``"graphs"``: with ``--graphs``)."""
+    return {command_name(name): name for name in estimator_names(data=data)}
 
 
 def _add_command(subparsers, name: str):
@@ -89,11 +90,11 @@ def add_fit_parser(subparsers) -> None:
     """Register ``skdpgraph fit``."""
     parser = _add_command(subparsers, "fit")
     add_selection_arguments(parser, default_value="train", purpose="train on (default: all)")
-    choices = _estimator_choices()
+    nodes, graphs = _estimator_choices("nodes"), _estimator_choices("graphs")
     parser.add_argument("--estimator", required=True, type=str.lower,
-                        choices=sorted(choices), metavar="NAME",
-                        help="estimator to train: " + ", ".join(
-                            f"{name} ({cls})" for name, cls in sorted(choices.items())))
+                        choices=sorted({**nodes, **graphs}), metavar="NAME",
+                        help="estimator to train: on node tables " + _listed(nodes)
+                             + "; with --graphs " + _listed(graphs))
     parser.add_argument("--epsilon", type=float, default=None,
                         help="privacy budget, passed as epsilon= to the estimator (default: "
                              "the estimator's); inf trains without privacy")
@@ -129,17 +130,27 @@ def add_evaluate_parser(subparsers) -> None:
 
 def add_table_arguments(parser) -> None:
     """The ``tables`` option group, shared by every command that reads the tables."""
-    tables = parser.add_argument_group("tables")
+    tables = parser.add_argument_group(
+        "tables", "a node table and an edge table of one graph; with --graphs, of a "
+                  "collection of graphs, one example per graph")
     tables.add_argument("--nodes", required=True, metavar="CSV",
-                        help="node table: one row per node with an id, features and a label")
+                        help="node table: one row per node with an id, features and a label "
+                             "(with --graphs: its graph id, an id and features)")
     tables.add_argument("--edges", default=None, metavar="CSV",
-                        help="edge table: one row per edge, source and target ids "
-                             "(default: a graph without edges)")
+                        help="edge table: one row per edge, source and target ids, and with "
+                             "--graphs the graph id (default: graphs without edges)")
+    tables.add_argument("--graphs", default=None, metavar="CSV",
+                        help="graph table: one row per graph with its id and label; the rows "
+                             "are then whole graphs, classified by a graph-level estimator")
+    tables.add_argument("--graph-column", default="graph_id", metavar="NAME",
+                        help="graph id column of the three tables, with --graphs (default: "
+                             "graph_id)")
     tables.add_argument("--id-column", default="id", metavar="NAME",
-                        help="node id column of the node table (default: id)")
+                        help="node id column of the node table, unique within a graph "
+                             "(default: id)")
     tables.add_argument("--label-column", default="label", metavar="NAME",
-                        help="label column; empty cells mark unlabelled nodes; 1 and 1.0 are "
-                             "one class (default: label)")
+                        help="label column (of the graph table with --graphs); empty cells mark "
+                             "unlabelled rows; 1 and 1.0 are one class (default: label)")
     tables.add_argument("--feature-columns", default=None, type=_comma_list, metavar="A,B,...",
                         help="comma-separated feature columns (default: every column other "
                              "than the id, label and split columns; predict and evaluate use "
@@ -155,7 +166,8 @@ def add_table_arguments(parser) -> None:
 def add_selection_arguments(parser, *, default_value: str, purpose: str) -> None:
     """The ``node selection`` option group: which rows a command trains on or scores."""
     group = parser.add_argument_group(
-        "node selection", f"the labelled rows to {purpose}: a split column or an id list")
+        "node selection", f"the labelled rows to {purpose}: a split column or an id list "
+                          "(rows of the graph table with --graphs)")
     group.add_argument("--split-column", default=None, metavar="NAME",
                        help="select the rows whose cell in this column equals --split-value "
                             "(the column is not a feature)")
@@ -165,6 +177,10 @@ def add_selection_arguments(parser, *, default_value: str, purpose: str) -> None
     group.add_argument("--ids", default=None, metavar="FILE",
                        help="select the rows whose id is listed in this text file, one id "
                             "per line")
+
+
+def _listed(choices: dict[str, str]) -> str:
+    return ", ".join(f"{name} ({cls})" for name, cls in sorted(choices.items()))
 
 
 def _comma_list(text: str) -> list[str]:
