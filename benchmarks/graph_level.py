@@ -4,8 +4,10 @@ The 10-fold protocol of Xu et al. (ICLR 2019): ``StratifiedKFold(10, shuffle=Tru
 random_state=0)`` over all graphs; each selected fold trains on nine tenths with the
 estimator's defaults (``allow_equal_graphs=True``, since the TU collections hold graphs of
 equal content that are different molecules) and tests on the rest. One torch thread.
-For every fold and seed it records the test accuracy, the fit time, the epochs run, the
-epsilon and delta spent, and the private/non-private fit time ratio where both ran::
+For every fold and seed it records the test accuracy, the fit's wall and CPU time, the wall
+and CPU time per epoch (of the training loop alone), the epochs run, the epsilon and delta
+spent, the private/non-private fit time ratios where both ran, and the process's peak
+resident memory (``ru_maxrss``: run one epsilon per process to measure one fit's)::
 
     python benchmarks/graph_level.py --dataset NCI1 --epsilons inf 8 --folds 1 --seeds 0
 
@@ -30,6 +32,7 @@ import argparse
 import json
 import math
 import platform
+import resource
 import time
 from pathlib import Path
 
@@ -37,11 +40,14 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "datasets"
+#: ``[description, planned epochs, epochs run, seconds, CPU seconds]`` of every epoch loop
+#: run in this process (filled by ``scaling._timed_epochs``).
+EPOCH_LOOPS: list = []
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", required=True,
+    p.add_argument("--dataset",
                    help="a TUDataset folder under <data-root>/tu (NCI1, PROTEINS, "
                         "Mutagenicity, ENZYMES) or reddit_threads")
     p.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 8.0])
@@ -53,6 +59,10 @@ def parse_args(argv=None):
     p.add_argument("--graph-free", action="store_true",
                    help="also fit the graph-free DP-MLP baseline on per-graph summaries")
     p.add_argument("--data-root", type=Path, default=DATA)
+    p.add_argument("--table", nargs="+", metavar="RECORD",
+                   help="print the docs' table of these graph_level records and stop")
+    p.add_argument("--kernel-records", nargs="*", default=[], metavar="RECORD",
+                   help="with --table: graph_kernel records for the WL kernel rows")
     p.add_argument("--out", type=Path, default=None)
     return p.parse_args(argv)
 
@@ -78,13 +88,18 @@ def one_run(X, y, train, test, epsilon: float, seed: int, params: dict) -> dict:
     from registry import GRAPH_ESTIMATORS
 
     clf = GRAPH_ESTIMATORS["dpgraph"](epsilon, seed).set_params(device="cpu", **params)
-    start = time.perf_counter()
+    first_loop = len(EPOCH_LOOPS)
+    start, cpu = time.perf_counter(), time.process_time()
     clf.fit(X[train], y[train])
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    stages = EPOCH_LOOPS[first_loop:]
     validation = [r["validation_accuracy"] for r in clf.history_]
     return {"model": "DPGraphClassifier", "epsilon": epsilon, "seed": seed,
             "test_accuracy": float(clf.score(X[test], y[test])),
-            "fit_seconds": seconds, "epochs": len(clf.history_),
+            "fit_seconds": seconds, "fit_cpu_seconds": cpu_seconds,
+            "epoch_seconds": [wall / max(run, 1) for _, _, run, wall, _ in stages],
+            "epoch_cpu_seconds": [used / max(run, 1) for _, _, run, _, used in stages],
+            "epochs": len(clf.history_),
             "best_epoch": (int(np.nanargmax(np.array(validation, float))) + 1
                            if validation and validation[0] is not None else None),
             "epsilon_spent": clf.epsilon_spent_, "delta": clf.delta_,
@@ -106,12 +121,59 @@ def graph_free_run(X, y, train, test, epsilon: float, seed: int) -> dict:
             "epsilon_spent": clf.epsilon_spent_, "delta": clf.delta_}
 
 
+def _cell(accuracies: list[float]) -> str:
+    """``mean ± std (k)`` in percent over the folds and seeds that ran, or a dash."""
+    if not accuracies:
+        return "--"
+    values = 100 * np.asarray(accuracies)
+    return f"{values.mean():.1f} ± {values.std():.1f} ({len(values)})"
+
+
+def rst_table(paths: list[str], kernel_paths: list[str] = ()) -> str:
+    """The docs' privacy–utility table of graph_level records (and graph_kernel records).
+
+    One row per data set and model, one column per epsilon; each cell is the mean test
+    accuracy ± its standard deviation over the folds and seeds of the records, with their
+    number in brackets. A later record's runs are added to an earlier one's.
+    """
+    cells: dict[tuple[str, str], dict[float, list[float]]] = {}
+    for path in paths:
+        record = json.loads(Path(path).read_text())
+        for key, model in (("runs", "DPGraphClassifier"), ("graph_free_runs",
+                                                            "graph-free DP-MLP")):
+            for run in record.get(key, []):
+                cells.setdefault((record["dataset"], model), {}).setdefault(
+                    float(run["epsilon"]), []).append(run["test_accuracy"])
+    for path in kernel_paths:
+        record = json.loads(Path(path).read_text())
+        cells.setdefault((record["dataset"], "WL kernel + SVM"), {})[math.inf] = [
+            run["test_accuracy"] for run in record["runs"]]
+    epsilons = sorted({e for row in cells.values() for e in row})
+    header = ["data set", "model"] + [
+        "epsilon=inf" if math.isinf(e) else f"epsilon={e:g}" for e in epsilons]
+    rows = [[dataset, model] + [_cell(by_epsilon.get(e, [])) for e in epsilons]
+            for (dataset, model), by_epsilon in cells.items()]
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    rule = "  ".join("=" * w for w in widths)
+    lines = [rule, "  ".join(h.ljust(w) for h, w in zip(header, widths)), rule]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines + [rule]) + "\n"
+
+
 def main(argv=None) -> dict:
     import torch
     from sklearn.model_selection import StratifiedKFold
 
+    from scaling import _timed_epochs
+
     args = parse_args(argv)
+    if args.table:
+        print(rst_table(args.table, args.kernel_records), end="")
+        return {}
+    if args.dataset is None:
+        raise SystemExit("graph_level.py: --dataset is required (or --table)")
     torch.set_num_threads(1)
+    _timed_epochs(EPOCH_LOOPS, None)
     X, y = load(args.dataset, args.data_root)
     folds = list(StratifiedKFold(10, shuffle=True, random_state=0).split(np.zeros(len(y)), y))
     runs, baselines = [], []
@@ -125,10 +187,9 @@ def main(argv=None) -> dict:
                     baselines.append({"fold": fold, **graph_free_run(X, y, train, test,
                                                                      epsilon, seed)})
                     print(json.dumps(baselines[-1]), flush=True)
-    ratios = [private["fit_seconds"] / plain["fit_seconds"]
-              for plain in runs if math.isinf(plain["epsilon"])
-              for private in runs if not math.isinf(private["epsilon"])
-              and (private["fold"], private["seed"]) == (plain["fold"], plain["seed"])]
+    pairs = [(private, plain) for plain in runs if math.isinf(plain["epsilon"])
+             for private in runs if not math.isinf(private["epsilon"])
+             and (private["fold"], private["seed"]) == (plain["fold"], plain["seed"])]
     record = {"dataset": args.dataset, "n_graphs": len(y), "protocol":
               "StratifiedKFold(10, shuffle=True, random_state=0), first folds", "folds":
               args.folds, "seeds": args.seeds, "epsilons": args.epsilons,
@@ -136,7 +197,12 @@ def main(argv=None) -> dict:
               "parameters": options(args),
               "torch_threads": 1, "machine": platform.platform(), "runs": runs,
               "graph_free_runs": baselines,
-              "private_over_nonprivate_fit_time": ratios}
+              "private_over_nonprivate_fit_time": [
+                  private["fit_seconds"] / plain["fit_seconds"] for private, plain in pairs],
+              "private_over_nonprivate_fit_cpu_time": [
+                  private["fit_cpu_seconds"] / plain["fit_cpu_seconds"]
+                  for private, plain in pairs],
+              "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     eps = "-".join("inf" if math.isinf(e) else f"{e:g}" for e in args.epsilons)
     tail = (f"-{args.epochs}epochs" if args.epochs else "") + (
         "-noval" if args.validation_fraction == "none" else "") + (

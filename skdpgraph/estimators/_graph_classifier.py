@@ -68,6 +68,10 @@ class DPGraphClassifier(BaseDPClassifier):
     dropout : float, default=0.0
         {{dropout}}
         Only the head's hidden layers have dropout.
+    norm : {"layer", None}, default=None
+        ``"layer"``: normalise every convolution's node rows over their features (layer
+        normalisation without learned parameters, one node at a time). It does not change
+        the accountant.
     epochs : int, default=50
         Passes over the training graphs, at least 1: ``epochs * ceil(n_train /
         batch_size)`` DP-SGD steps. More steps mean more noise per step at a fixed epsilon.
@@ -158,13 +162,15 @@ class DPGraphClassifier(BaseDPClassifier):
            for name in ("num_layers", "hidden_dim", "head_layers")},
         "activation": [StrOptions({"relu", "selu", "tanh", "elu", "gelu"})],
         "dropout": [Interval(Real, 0, 1, closed="left")],
+        "norm": [StrOptions({"layer"}), None],
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
         "allow_equal_graphs": ["boolean"],
     }
 
     def __init__(self, *, epsilon=8.0, delta=None, classes=None, conv="gin", num_layers=3,
                  hidden_dim=64, readout="sum", head_layers=2, activation="relu", dropout=0.0,
-                 epochs=50, batch_size=256, lr=0.01, max_grad_norm=1.0, noise_multiplier=None,
+                 norm=None, epochs=50, batch_size=256, lr=0.01, max_grad_norm=1.0,
+                 noise_multiplier=None,
                  allow_equal_graphs=False, validation_fraction="auto", random_state=None,
                  device="auto", verbose=False, private_diagnostics=False):
         self.epsilon = epsilon
@@ -177,6 +183,7 @@ class DPGraphClassifier(BaseDPClassifier):
         self.head_layers = head_layers
         self.activation = activation
         self.dropout = dropout
+        self.norm = norm
         self.epochs = epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -259,7 +266,7 @@ class DPGraphClassifier(BaseDPClassifier):
         module = GraphGNN(
             graphs.num_features, self.hidden_dim, len(self.classes_), conv=self.conv,
             num_layers=self.num_layers, readout=self.readout, head_layers=self.head_layers,
-            activation=self.activation, dropout=self.dropout).to(self.device_)
+            activation=self.activation, dropout=self.dropout, norm=self.norm).to(self.device_)
         examples = GraphExamples(graphs, torch.from_numpy(y), device=self.device_)
         result = train_dpsgd(module, examples, graph_cross_entropy, plan,
                              **self._stage_options(plan, "classifier", streams, best))

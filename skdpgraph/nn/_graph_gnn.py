@@ -20,13 +20,15 @@ from torch import nn
 
 from skdpgraph.nn._mlp import MLP, make_activation
 
-__all__ = ["GraphGNN", "PackedGINConv", "PackedGraphConv", "GRAPH_CONVS", "READOUTS",
+__all__ = ["GraphGNN", "PackedGINConv", "PackedGraphConv", "GRAPH_CONVS", "NORMS", "READOUTS",
            "graph_cross_entropy", "graph_readout"]
 
 #: Graph convolutions of :class:`GraphGNN`.
 GRAPH_CONVS = ("gin", "gcn", "sage")
 #: Readouts of :class:`GraphGNN` (over the nodes of each graph).
 READOUTS = ("sum", "mean")
+#: Normalisations of :class:`GraphGNN`'s node rows.
+NORMS = ("layer", None)
 
 
 def graph_readout(h: torch.Tensor, sizes: torch.Tensor, readout: str) -> torch.Tensor:
@@ -180,6 +182,10 @@ class GraphGNN(nn.Module):
         Activation after every convolution and between the head's linear layers.
     dropout : float, default=0.0
         Dropout between the head's linear layers.
+    norm : {"layer", None}, default=None
+        ``"layer"``: every convolution's output rows are normalised to zero mean and unit
+        variance over their features (layer normalisation without learned scale and
+        shift: one node row at a time, so no graph reads another's).
 
     Notes
     -----
@@ -197,15 +203,18 @@ class GraphGNN(nn.Module):
 
     def __init__(self, in_dim: int, hidden_dim: int, out_dim: int, *, conv: str = "gin",
                  num_layers: int = 3, readout: str = "sum", head_layers: int = 2,
-                 activation: str = "relu", dropout: float = 0.0) -> None:
+                 activation: str = "relu", dropout: float = 0.0,
+                 norm: str | None = None) -> None:
         super().__init__()
+        if norm not in NORMS:
+            raise ValueError(f"Unknown norm {norm!r}; use one of {NORMS}.")
         if conv not in GRAPH_CONVS:
             raise ValueError(f"Unknown convolution {conv!r}; use one of {GRAPH_CONVS}.")
         if readout not in READOUTS:
             raise ValueError(f"Unknown readout {readout!r}; use one of {READOUTS}.")
         if num_layers < 1:
             raise ValueError(f"GraphGNN: num_layers must be >= 1; got {num_layers}.")
-        self.conv_kind, self.readout = conv, readout
+        self.conv_kind, self.readout, self.norm = conv, readout, norm
         widths = [in_dim] + [hidden_dim] * num_layers
         self.convs = nn.ModuleList(
             PackedGINConv(fan_in, fan_out, activation) if conv == "gin"
@@ -223,6 +232,8 @@ class GraphGNN(nn.Module):
             h = conv(h, edge_index, weight)
             if self.conv_kind != "gin":  # GIN's MLP ends with its activation
                 h = self.activation(h)
+            if self.norm == "layer":
+                h = nn.functional.layer_norm(h, h.shape[-1:])
             readouts.append(graph_readout(h, sizes, self.readout))
         return self.head(torch.cat(readouts, dim=-1))
 

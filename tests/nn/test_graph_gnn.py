@@ -19,9 +19,9 @@ def graphs():
     return [*X, large], np.concatenate([y, [1]])
 
 
-def _model(conv, readout="sum", seed=0):
+def _model(conv, readout="sum", seed=0, norm=None):
     torch.manual_seed(seed)
-    return GraphGNN(4, 8, 2, conv=conv, num_layers=2, readout=readout)
+    return GraphGNN(4, 8, 2, conv=conv, num_layers=2, readout=readout, norm=norm)
 
 
 def _one_graph_gradients(model, batches, y):
@@ -35,17 +35,18 @@ def _one_graph_gradients(model, batches, y):
     return torch.stack(out)
 
 
-@pytest.mark.parametrize("conv", ["gin", "gcn", "sage"])
-def test_clipped_sum_of_a_packed_batch_clips_each_graph(graphs, conv):
+@pytest.mark.parametrize("conv, norm", [("gin", None), ("gcn", None), ("sage", None),
+                                        ("gin", "layer")])
+def test_clipped_sum_of_a_packed_batch_clips_each_graph(graphs, conv, norm):
     """The loop's one-pass clipped sum equals the sum of each graph's clipped gradient,
     each computed by a plain backward on that graph alone."""
     X, y = graphs
     batches, labels = GraphBatches(X), torch.from_numpy(y)
-    expected = _one_graph_gradients(_model(conv), batches, labels)
+    expected = _one_graph_gradients(_model(conv, norm=norm), batches, labels)
     clip = float(expected.norm(dim=1).median())
     factors = (clip / (expected.norm(dim=1) + 1e-6)).clamp(max=1.0)
     assert (factors < 1).any() and (factors == 1).any()  # clipping bites on some graphs
-    model = _model(conv)
+    model = _model(conv, norm=norm)
     assert ClippedSumModule.supports(model)
     wrapped = ClippedSumModule(model, clip)
     order = np.random.default_rng(0).permutation(len(X))
@@ -72,11 +73,12 @@ def test_clipped_sum_counts_a_row_towards_its_own_graph(graphs, monkeypatch):
     assert not torch.allclose(got, (factors[:, None] * expected).sum(0), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("norm", [None, "layer"])
 @pytest.mark.parametrize("readout", ["sum", "mean"])
 @pytest.mark.parametrize("conv", ["gin", "gcn", "sage"])
-def test_logits_do_not_depend_on_batch_companions(graphs, conv, readout):
+def test_logits_do_not_depend_on_batch_companions(graphs, conv, readout, norm):
     X, _ = graphs
-    batches, model = GraphBatches(X), _model(conv, readout)
+    batches, model = GraphBatches(X), _model(conv, readout, norm=norm)
     together = model(*batches.packed(np.arange(len(X))))
     alone = torch.cat([model(*batches.packed(np.array([i]))) for i in range(len(X))])
     torch.testing.assert_close(together, alone, rtol=1e-5, atol=1e-5)
@@ -116,3 +118,5 @@ def test_graph_readout_and_bad_options():
         GraphGNN(2, 4, 2, conv="gat")
     with pytest.raises(ValueError, match="num_layers must be >= 1"):
         GraphGNN(2, 4, 2, num_layers=0)
+    with pytest.raises(ValueError, match="norm 'batch'"):
+        GraphGNN(2, 4, 2, norm="batch")
