@@ -16,7 +16,11 @@ has none, the node degree. The kernel is unsupervised, so it is computed once pe
 over all graphs (no label reaches it); the selection and the SVMs see only kernel rows and
 labels of the training fold. ``--max-graphs N`` keeps a stratified subsample of N graphs
 (``train_test_split(..., train_size=N, stratify=y, random_state=0)``) for collections too
-large for a dense kernel matrix.
+large for a dense kernel matrix or for the SVM's selection: on the 10,000 Reddit threads,
+one fold's 105 inner SVM fits take about two minutes on one core, on 5,000 about half a
+minute::
+
+    python benchmarks/graph_kernel.py --dataset reddit_threads --folds 10 --max-graphs 5000
 
 The JSON record goes to ``benchmarks/results/graph_kernel-<dataset>-<folds>folds
 [-<N>graphs].json`` (or ``--out``): per fold the test accuracy, the chosen ``h`` and ``C``,
