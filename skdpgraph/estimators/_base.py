@@ -130,14 +130,17 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return resolved
 
 
-def plan_poisson_epochs(estimator: Any, num_examples: int, context: str) -> DPSGDPlan:
-    """The DP-SGD plan of ``estimator.epochs`` passes over ``num_examples`` training
-    examples in Poisson batches of expected size ``estimator.batch_size``, calibrated to the
-    estimator's budget, ``delta_``, ``max_grad_norm`` and ``noise_multiplier``."""
+def plan_poisson_epochs(estimator: Any, num_examples: int, context: str, *,
+                        epochs: int | None = None) -> DPSGDPlan:
+    """The DP-SGD plan of ``epochs`` (by default ``estimator.epochs``) passes over
+    ``num_examples`` training examples in Poisson batches of expected size
+    ``estimator.batch_size``, calibrated to the estimator's budget, ``delta_``,
+    ``max_grad_norm`` and ``noise_multiplier``."""
+    epochs = estimator.epochs if epochs is None else epochs
     return plan_dpsgd(
         epsilon=estimator._budget(), delta=estimator.delta_, sampling="poisson",
         num_examples=num_examples, batch_size=estimator.batch_size,
-        steps=steps_for_epochs(estimator.epochs, num_examples, estimator.batch_size),
+        steps=steps_for_epochs(epochs, num_examples, estimator.batch_size),
         max_grad_norm=estimator.max_grad_norm, noise_multiplier=estimator.noise_multiplier,
         context=context)
 
@@ -307,13 +310,15 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
 
     # ------------------------------------------------------------------ training stages
     def _stage_options(self, plan: PrivacyPlan, stage: str, streams: RandomStreams,
-                       *callbacks: Callback | None, name: str | None = None) -> dict:
+                       *callbacks: Callback | None, name: str | None = None,
+                       lr: float | None = None) -> dict:
         """The arguments of :func:`~skdpgraph.training.train_dpsgd` that every stage shares.
 
-        Adam at ``lr``, fresh batch and noise streams, the stage's ``name`` in ``history_``
-        (``stage`` by default) and its callbacks: the running epsilon of the plan's run
-        ``stage`` (:meth:`~skdpgraph.privacy.PrivacyPlan.running_epsilon`; the cheaper bound
-        on the integer orders and, as its cap, the fit's epsilon from the budget check), then
+        Adam at ``lr`` (by default the estimator's ``lr``), fresh batch and noise streams,
+        the stage's ``name`` in ``history_`` (``stage`` by default) and its callbacks: the
+        running epsilon of the plan's run ``stage``
+        (:meth:`~skdpgraph.privacy.PrivacyPlan.running_epsilon`; the cheaper bound on the
+        integer orders and, as its cap, the fit's epsilon from the budget check), then
         ``callbacks`` (None ones skipped), then the progress bar where ``verbose``.
         """
         name = stage if name is None else name
@@ -324,7 +329,7 @@ class BaseDPClassifier(ValidationSplit, PrivacyRecord, ReleaseCache, ClassifierM
             bound_at=functools.partial(running, hint=OrderHint(), integer_orders=True),
             cap=getattr(self, "_planned_epsilon_", None))
         bar = (ProgressBar(description),) if self.verbose else ()
-        return dict(optimizer=OptimizerSettings(lr=self.lr),
+        return dict(optimizer=OptimizerSettings(lr=self.lr if lr is None else lr),
                     generators=Generators(streams.torch("batches"),
                                           streams.torch("noise", self.device_)),
                     callbacks=(tracker, *(c for c in callbacks if c), *bar),

@@ -162,7 +162,7 @@ class PackedGraphConv(nn.Module):
 
 
 class GraphGNN(nn.Module):
-    """Graph convolutions, a readout of every layer, and an MLP head: one logit row per graph.
+    """Graph convolutions, a readout of the input and of every layer, and an MLP head.
 
     Parameters
     ----------
@@ -174,8 +174,10 @@ class GraphGNN(nn.Module):
     num_layers : int, default=3
         Graph convolutions, at least 1.
     readout : {"sum", "mean"}, default="sum"
-        How each layer's node rows become one vector per graph (:func:`graph_readout`);
-        the layers' readouts are concatenated (as in GIN).
+        How the node features and each layer's node rows become one vector per graph
+        (:func:`graph_readout`); the readouts are concatenated, the input's first (as in
+        GIN: with one-hot node labels, the input's sum readout is the graph's label
+        histogram).
     head_layers : int, default=2
         Linear layers of the head on the concatenated readouts, at least 1.
     activation : str, default="relu"
@@ -221,13 +223,13 @@ class GraphGNN(nn.Module):
             else PackedGraphConv(fan_in, fan_out, conv)
             for fan_in, fan_out in zip(widths[:-1], widths[1:]))
         self.activation = make_activation(activation)
-        self.head = MLP(hidden_dim * num_layers, hidden_dim, out_dim, num_layers=head_layers,
-                        activation=activation, dropout=dropout)
+        self.head = MLP(in_dim + hidden_dim * num_layers, hidden_dim, out_dim,
+                        num_layers=head_layers, activation=activation, dropout=dropout)
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor,
                 sizes: torch.Tensor) -> torch.Tensor:
         edge_index, weight = _edge_weights(edge_index, x.shape[0], self.conv_kind)
-        h, readouts = x, []
+        h, readouts = x, [graph_readout(x, sizes, self.readout)]
         for conv in self.convs:
             h = conv(h, edge_index, weight)
             if self.conv_kind != "gin":  # GIN's MLP ends with its activation
