@@ -67,6 +67,8 @@ def parse_args(argv=None):
                    help="print the docs' table of these graph_level records and stop")
     p.add_argument("--kernel-records", nargs="*", default=[], metavar="RECORD",
                    help="with --table: graph_kernel records for the WL kernel rows")
+    p.add_argument("--time-table", nargs="+", metavar="RECORD",
+                   help="print the scaling guide's table of these records and stop")
     p.add_argument("--out", type=Path, default=None)
     return p.parse_args(argv)
 
@@ -105,7 +107,7 @@ def one_run(X, y, train, test, epsilon: float, seed: int, params: dict) -> dict:
             "fit_seconds": seconds, "fit_cpu_seconds": cpu_seconds,
             "epoch_seconds": [wall / max(run, 1) for _, _, run, wall, _ in stages],
             "epoch_cpu_seconds": [used / max(run, 1) for _, _, run, _, used in stages],
-            "epochs": len(clf.history_),
+            "epochs": len(clf.history_), "training_graphs": len(train),
             "best_epoch": (int(np.nanargmax(np.array(validation, float))) + 1
                            if validation and validation[0] is not None else None),
             "epsilon_spent": clf.epsilon_spent_, "delta": clf.delta_,
@@ -161,7 +163,27 @@ def rst_table(paths: list[str], kernel_paths: list[str] = ()) -> str:
             for (dataset, model), by_epsilon in cells.items()]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     rule = "  ".join("=" * w for w in widths)
-    lines = [rule, "  ".join(h.ljust(w) for h, w in zip(header, widths)), rule]
+    lines = [rule, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(), rule]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines + [rule]) + "\n"
+
+
+def rst_time_table(paths: list[str]) -> str:
+    """The scaling guide's table: per record, each fit's CPU time per epoch and in all, and
+    the process's peak resident memory (records of one fit each)."""
+    header = ["data set", "epsilon", "training graphs", "epochs", "CPU s / epoch",
+              "fit CPU s", "peak RSS MB"]
+    rows = []
+    for path in paths:
+        record = json.loads(Path(path).read_text())
+        for run in record["runs"]:
+            rows.append([record["dataset"], "inf" if math.isinf(run["epsilon"]) else
+                         f"{run['epsilon']:g}", f"{run['training_graphs']:,}",
+                         str(run["epochs"]), f"{run['epoch_cpu_seconds'][0]:.2f}",
+                         f"{run['fit_cpu_seconds']:.0f}", f"{record['peak_rss_mb']:.0f}"])
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    rule = "  ".join("=" * w for w in widths)
+    lines = [rule, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(), rule]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     return "\n".join(lines + [rule]) + "\n"
 
@@ -173,8 +195,9 @@ def main(argv=None) -> dict:
     from scaling import _timed_epochs
 
     args = parse_args(argv)
-    if args.table:
-        print(rst_table(args.table, args.kernel_records), end="")
+    if args.table or args.time_table:
+        print(rst_table(args.table, args.kernel_records) if args.table
+              else rst_time_table(args.time_table), end="")
         return {}
     if args.dataset is None:
         raise SystemExit("graph_level.py: --dataset is required (or --table)")

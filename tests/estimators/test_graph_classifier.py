@@ -155,6 +155,22 @@ def test_epsilon_inf_is_the_non_private_gnn_with_early_stopping(graphs):
         _fit(X, y, epsilon=4.0, validation_fraction=0.25)
 
 
+@pytest.mark.parametrize("epsilon, noise_multiplier, epochs, lr", [
+    (np.inf, None, 200, 0.01), (4.0, None, 50, 0.003), (np.inf, 1.0, 50, 0.003)])
+def test_epochs_and_lr_rules_follow_whether_the_fit_is_private(graphs, epsilon,
+                                                               noise_multiplier, epochs, lr):
+    """None: 200 epochs at lr 0.01 without noise, 50 at 0.003 with (a given noise
+    multiplier makes even epsilon=inf private); the plan takes the resolved epochs."""
+    X, y = graphs
+    clf = _fit(X[:20], y[:20], epsilon=epsilon, noise_multiplier=noise_multiplier,
+               epochs=None, lr=None, batch_size=20, validation_fraction=None)
+    assert (clf.epochs_, clf.lr_, len(clf.history_)) == (epochs, lr, epochs)
+    assert clf.get_params()["epochs"] is None and clf.get_params()["lr"] is None
+    given = _fit(X[:20], y[:20], epsilon=epsilon, noise_multiplier=noise_multiplier,
+                 epochs=3, lr=0.05)
+    assert (given.epochs_, given.lr_) == (3, 0.05)
+
+
 def test_a_gnn_beats_a_graph_free_baseline_without_noise():
     """The classes differ in edge density only (no feature shift): a GNN reads it, a model
     of each graph's mean features and size cannot."""
