@@ -489,6 +489,11 @@ REFERENCES = {
     "ref-rgnn-cora-2": ("75.5", "RGNN paper, Table 2"),
     "ref-rgnn-cora-1": ("67.5", "RGNN paper, Table 2"),
     "ref-rgnn-cora-05": ("41.9", "RGNN paper, Table 2"),
+    "ref-gin-nci1": ("82.7", "Xu et al. 2019, GIN-0, Table 1 (10-fold, epoch picked on the "
+                             "test folds' mean)"),
+    "ref-gin-proteins": ("76.2", "Xu et al. 2019, GIN-0, Table 1"),
+    "ref-wl-nci1": ("84.6", "Xu et al. 2019, WL subtree kernel, Table 1"),
+    "ref-wl-proteins": ("75.0", "Xu et al. 2019, WL subtree kernel, Table 1"),
 }
 
 

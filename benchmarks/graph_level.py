@@ -130,11 +130,14 @@ def graph_free_run(X, y, train, test, epsilon: float, seed: int) -> dict:
 
 
 def _cell(accuracies: list[float]) -> str:
-    """``mean ± std (k)`` in percent over the folds and seeds that ran, or a dash."""
+    """``mean ± std (k)`` in percent over the ``k`` folds and seeds that ran (the sample
+    standard deviation), or a dash."""
     if not accuracies:
         return "--"
     values = 100 * np.asarray(accuracies)
-    return f"{values.mean():.1f} ± {values.std():.1f} ({len(values)})"
+    if len(values) == 1:
+        return f"{values[0]:.1f} (1)"
+    return f"{values.mean():.1f} ± {values.std(ddof=1):.1f} ({len(values)})"
 
 
 def rst_table(paths: list[str], kernel_paths: list[str] = ()) -> str:
@@ -159,8 +162,14 @@ def rst_table(paths: list[str], kernel_paths: list[str] = ()) -> str:
     epsilons = sorted({e for row in cells.values() for e in row})
     header = ["data set", "model"] + [
         "epsilon=inf" if math.isinf(e) else f"epsilon={e:g}" for e in epsilons]
-    rows = [[dataset, model] + [_cell(by_epsilon.get(e, [])) for e in epsilons]
-            for (dataset, model), by_epsilon in cells.items()]
+    order = ["DPGraphClassifier", "graph-free DP-MLP", "WL kernel + SVM"]
+    rows = [[dataset, model] + [_cell(cells[dataset, model].get(e, [])) for e in epsilons]
+            for dataset, model in sorted(cells, key=lambda k: (k[0], order.index(k[1])))]
+    return _rst_grid(header, rows)
+
+
+def _rst_grid(header: list[str], rows: list[list[str]]) -> str:
+    """A reStructuredText simple table of ``header`` and ``rows`` (lists of cells)."""
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     rule = "  ".join("=" * w for w in widths)
     lines = [rule, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(), rule]
@@ -181,11 +190,7 @@ def rst_time_table(paths: list[str]) -> str:
                          f"{run['epsilon']:g}", f"{run['training_graphs']:,}",
                          str(run["epochs"]), f"{run['epoch_cpu_seconds'][0]:.2f}",
                          f"{run['fit_cpu_seconds']:.0f}", f"{record['peak_rss_mb']:.0f}"])
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    rule = "  ".join("=" * w for w in widths)
-    lines = [rule, "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(), rule]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    return "\n".join(lines + [rule]) + "\n"
+    return _rst_grid(header, rows)
 
 
 def main(argv=None) -> dict:

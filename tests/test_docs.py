@@ -235,6 +235,24 @@ def test_guide_numbers_are_the_records(tmp_path, monkeypatch):
     assert (ROOT / "doc/user_guide/scaling_table.inc").read_text() == expected + "\n"
 
 
+def test_graph_level_tables_are_the_records():
+    """The graph-level guide's accuracy table and the scaling guide's time table equal what
+    benchmarks/graph_level.py writes from the records the pages' commands name."""
+    graph_level = _load_benchmark("graph_level")
+    results = ROOT / "benchmarks" / "results"
+    expected = graph_level.rst_table(
+        [str(p) for p in sorted((results / "graph_level").glob("*.json"))],
+        [str(p) for p in sorted(results.glob("graph_kernel-*.json"))])
+    assert (ROOT / "doc/user_guide/graph_level_table.inc").read_text() == expected, (
+        "graph_level_table.inc differs from the records: run the command in graph_level.rst")
+    scaling_page = (ROOT / "doc/user_guide/scaling.rst").read_text()
+    command = re.search(r"graph_level\.py --time-table (.*?)\n\s*> ", scaling_page, re.S)
+    assert command, "scaling.rst no longer shows the command that writes graph_time_table.inc"
+    files = [str(ROOT / word) for word in command.group(1).split() if word != "\\"]
+    assert (ROOT / "doc/user_guide/graph_time_table.inc").read_text() == (
+        graph_level.rst_time_table(files))
+
+
 # Every guide page: its numbers come from the records or from the library's own functions
 # (benchmarks/doc_numbers.py); README's table is checked above.
 NUMBERED_PAGES = sorted(path.stem for path in (ROOT / "doc" / "user_guide").glob("*.rst"))
