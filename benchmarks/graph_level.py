@@ -247,6 +247,7 @@ def main(argv=None) -> dict:
                   else "fold" + "-".join(map(str, args.fold_ids)))
     out = args.out or (HERE / "results" / f"graph_level-{args.dataset}-eps{eps}-{folds_name}"
                        f"-{len(args.seeds)}seeds{tail}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1, default=str) + "\n")
     print(f"wrote {out}")
     return record
