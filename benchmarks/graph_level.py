@@ -180,7 +180,7 @@ def _rst_grid(header: list[str], rows: list[list[str]]) -> str:
 def rst_time_table(paths: list[str]) -> str:
     """The scaling guide's table: per record, each fit's CPU time per epoch and in all, and
     the process's peak resident memory (records of one fit each)."""
-    header = ["data set", "epsilon", "training graphs", "epochs", "CPU s / epoch",
+    header = ["data set", "epsilon", "graphs given to fit", "epochs", "CPU s / epoch",
               "fit CPU s", "peak RSS MB"]
     rows = []
     for path in paths:
