@@ -63,12 +63,11 @@ def parse_args(argv=None):
 
 
 def load(name: str, root: Path):
-    """The collection and its labels; TU node attributes are left out (labels only)."""
-    from skdpgraph.datasets import load_reddit_threads, load_tu_dataset
+    """The collection and its labels, read as graph_level.py reads them (TU node labels
+    only, reddit_threads' degree features)."""
+    from graph_level import load as load_collection
 
-    if name == "reddit_threads":
-        return load_reddit_threads(root / "reddit_threads")
-    return load_tu_dataset(name, root / "tu", use_node_attributes=False)
+    return load_collection(name, root)
 
 
 def subsample(y: np.ndarray, max_graphs: int | None) -> np.ndarray:
