@@ -287,7 +287,10 @@ class DPGraphClassifier(BaseDPClassifier):
             graphs.num_features, self.hidden_dim, len(self.classes_), conv=self.conv,
             num_layers=self.num_layers, readout=self.readout, head_layers=self.head_layers,
             activation=self.activation, dropout=self.dropout, norm=self.norm).to(self.device_)
-        examples = GraphExamples(graphs, torch.from_numpy(y), device=self.device_)
+        # Padding to a few widths makes per-graph gradients cheap; a non-private step
+        # needs none, and would only pay for the padding rows.
+        examples = GraphExamples(graphs, torch.from_numpy(y), device=self.device_,
+                                 padded=plan.private)
         options = self._stage_options(plan, "classifier", streams, best, lr=self.lr_)
         result = train_dpsgd(module, examples, graph_cross_entropy, plan, **options)
         self.module_ = (best.restore(result.module) if best else result.module).cpu()

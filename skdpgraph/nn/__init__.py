@@ -9,7 +9,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
              "class_log_probabilities", "class_probabilities", "embed_nodes", "hop_inputs",
              "stack_hops", "with_known_labels"],
     "_gnn": ["CONVS", "GNN", "InNeighbourMean", "ProbabilityAverage"],
-    "_graph_batches": ["GraphBatches", "GraphExamples"],
+    "_graph_batches": ["GraphBatches", "GraphExamples", "padded_widths"],
     "_graph_gnn": ["GraphGNN", "PackedGINConv", "PackedGraphConv", "GRAPH_CONVS", "NORMS",
                    "READOUTS", "graph_cross_entropy", "graph_readout"],
     "_llp": ["forward_corrected_loss", "llp_loss"],

@@ -31,7 +31,8 @@ READOUTS = ("sum", "mean")
 NORMS = ("layer", None)
 
 
-def graph_readout(h: torch.Tensor, sizes: torch.Tensor, readout: str) -> torch.Tensor:
+def graph_readout(h: torch.Tensor, sizes: torch.Tensor, readout: str,
+                  slots: torch.Tensor | None = None) -> torch.Tensor:
     """Sum or mean of each graph's node rows in a packed batch.
 
     Parameters
@@ -42,6 +43,9 @@ def graph_readout(h: torch.Tensor, sizes: torch.Tensor, readout: str) -> torch.T
         Each graph's node count, in the batch's order.
     readout : {"sum", "mean"}
         Sum of each graph's rows, or their mean (a graph without nodes gives zeros).
+    slots : Tensor of shape (batch,), optional
+        Each graph's rows when the batch is padded (:meth:`GraphBatches.padded`): its
+        ``sizes[b]`` node rows, then padding rows that the readout leaves out.
 
     Returns
     -------
@@ -57,16 +61,32 @@ def graph_readout(h: torch.Tensor, sizes: torch.Tensor, readout: str) -> torch.T
     """
     if readout not in READOUTS:
         raise ValueError(f"Unknown readout {readout!r}; use one of {READOUTS}.")
-    owner = _owner(sizes)
-    total = h.new_zeros(sizes.shape[0], h.shape[1]).index_add_(0, owner, h)
+    return _readout(h, _readout_index(sizes, slots), sizes, readout)
+
+
+def _readout(h: torch.Tensor, index: torch.Tensor, sizes: torch.Tensor,
+             readout: str) -> torch.Tensor:
+    """:func:`graph_readout` given each row's graph (``batch`` for padding rows)."""
+    batch = sizes.shape[0]
+    total = h.new_zeros(batch + 1, h.shape[1]).index_add_(0, index, h)[:batch]
     if readout == "sum":
         return total
     return total / sizes.clamp(min=1).to(h.dtype).unsqueeze(-1)
 
 
 def _owner(sizes: torch.Tensor) -> torch.Tensor:
-    """Each node row's graph: ``sizes[b]`` rows of graph ``b``, graph after graph."""
+    """Each row's graph: ``sizes[b]`` rows of graph ``b``, graph after graph."""
     return torch.repeat_interleave(torch.arange(sizes.shape[0], device=sizes.device), sizes)
+
+
+def _readout_index(sizes: torch.Tensor, slots: torch.Tensor | None) -> torch.Tensor:
+    """Each row's graph, or ``batch`` for a padding row (the first ``sizes[b]`` of graph
+    ``b``'s ``slots[b]`` rows are its nodes)."""
+    if slots is None:
+        return _owner(sizes)
+    owner = _owner(slots)
+    position = torch.arange(owner.shape[0], device=owner.device) - (slots.cumsum(0) - slots)[owner]
+    return torch.where(position < sizes[owner], owner, sizes.shape[0])
 
 
 def _propagate(h: torch.Tensor, edge_index: torch.Tensor,
@@ -192,7 +212,8 @@ class GraphGNN(nn.Module):
     Notes
     -----
     Shapes: x : (nodes, in_dim), edge_index : (2, edges), sizes : (batch,)  ->
-    (batch, out_dim).
+    (batch, out_dim); a padded batch (:meth:`GraphBatches.padded`) adds slots : (batch,),
+    and its padding rows change no graph's logits.
 
     Examples
     --------
@@ -226,17 +247,18 @@ class GraphGNN(nn.Module):
         self.head = MLP(in_dim + hidden_dim * num_layers, hidden_dim, out_dim,
                         num_layers=head_layers, activation=activation, dropout=dropout)
 
-    def forward(self, x: torch.Tensor, edge_index: torch.Tensor,
-                sizes: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor, sizes: torch.Tensor,
+                slots: torch.Tensor | None = None) -> torch.Tensor:
         edge_index, weight = _edge_weights(edge_index, x.shape[0], self.conv_kind)
-        h, readouts = x, [graph_readout(x, sizes, self.readout)]
+        index = _readout_index(sizes, slots)
+        h, readouts = x, [_readout(x, index, sizes, self.readout)]
         for conv in self.convs:
             h = conv(h, edge_index, weight)
             if self.conv_kind != "gin":  # GIN's MLP ends with its activation
                 h = self.activation(h)
             if self.norm == "layer":
                 h = nn.functional.layer_norm(h, h.shape[-1:])
-            readouts.append(graph_readout(h, sizes, self.readout))
+            readouts.append(_readout(h, index, sizes, self.readout))
         return self.head(torch.cat(readouts, dim=-1))
 
     def row_layers(self) -> list[nn.Linear]:
@@ -244,10 +266,11 @@ class GraphGNN(nn.Module):
         clipping (see :class:`~skdpgraph.training.ClippedSumModule`)."""
         return [layer for layer in self.convs.modules() if isinstance(layer, nn.Linear)]
 
-    def example_of_rows(self, x: torch.Tensor, edge_index: torch.Tensor,
-                        sizes: torch.Tensor) -> torch.Tensor:
-        """Each node row's graph in the batch, for per-graph clipping."""
-        return _owner(sizes)
+    def example_of_rows(self, x: torch.Tensor, edge_index: torch.Tensor, sizes: torch.Tensor,
+                        slots: torch.Tensor | None = None) -> torch.Tensor:
+        """Each row's graph in the batch (padding rows too: their gradient is zero), for
+        per-graph clipping."""
+        return _owner(sizes if slots is None else slots)
 
 
 def graph_cross_entropy(module: nn.Module, batch: tuple) -> tuple[torch.Tensor, torch.Tensor]:
@@ -258,7 +281,8 @@ def graph_cross_entropy(module: nn.Module, batch: tuple) -> tuple[torch.Tensor, 
     module : torch.nn.Module
         The graph model, called as ``module(x, edge_index, sizes)``.
     batch : tuple
-        A packed batch ``(x, edge_index, sizes, y)``, ``y`` the graphs' labels.
+        A packed batch ``(x, edge_index, sizes, y)`` or a padded one ``(x, edge_index,
+        sizes, slots, y)``, ``y`` the graphs' labels.
 
     Returns
     -------

@@ -18,6 +18,7 @@ example, and a row's gradient counts towards its own example's norm and clipping
 from __future__ import annotations
 
 import functools
+import math
 
 import torch
 from torch import nn
@@ -75,6 +76,7 @@ class ClippedSumModule(nn.Module):
         self._row_layers = (set(module.row_layers()) if hasattr(module, "example_of_rows")
                             else set())
         self._row_owner: torch.Tensor | None = None
+        self._workspace: dict[nn.Linear, torch.Tensor] = {}
 
     @staticmethod
     def supports(module: nn.Module) -> bool:
@@ -106,6 +108,7 @@ class ClippedSumModule(nn.Module):
         self._layers = []
         self._records = []
         self._trainable = []
+        self._workspace = {}
 
     def clipped_sum(self, losses: torch.Tensor) -> None:
         """Set ``p.grad`` to the sum of the clipped per-example gradients of ``losses``.
@@ -131,13 +134,17 @@ class ClippedSumModule(nn.Module):
             backprops.append(g)
         # A layer called several times in one forward pass: its calls' positions add up.
         layers = {layer: _join(a, g) for layer, (a, g) in layers.items()}
-        row_owner = {layer: owner.repeat(a.shape[0] // owner.shape[0])
-                     for layer, (a, _) in layers.items() if layer in self._row_layers}
-        layouts = {calls.shape[0]: _RowLayout(calls, batch) for calls in row_owner.values()}
+        owners = {a.shape[0]: owner.repeat(a.shape[0] // owner.shape[0])
+                  for layer, (a, _) in layers.items() if layer in self._row_layers}
+        runs = {rows: _RowRuns(owners[rows], batch) for rows in owners}
+        rows = {layer: _RowGradients(layer, a, g, runs[a.shape[0]], owners[a.shape[0]],
+                                     self._workspace)
+                for layer, (a, g) in layers.items() if layer in self._row_layers}
         squared = None
         for layer, (a, g) in layers.items():
-            term = (_row_squared_norms(layer, a, g, layouts[a.shape[0]], batch)
-                    if layer in row_owner else _squared_norms(layer, a, g))
+            term = (rows[layer].squared if layer in rows else
+                    _squared_norms(a, g, weight=layer.weight.requires_grad,
+                                   bias=_trains_bias(layer)))
             squared = term if squared is None else squared.add_(term)
         if squared is None:  # no layer reached the loss
             squared = losses.new_zeros(batch)
@@ -147,16 +154,17 @@ class ClippedSumModule(nn.Module):
         # is most of the step: 2-D calls (no positions) skip the reshapes and conversions.
         column = factors.view(-1, 1)
         for layer, (a, g) in layers.items():
-            if layer in row_owner:
-                g2, a2 = g * factors[row_owner[layer]].to(g.dtype).view(-1, 1), a.to(g.dtype)
-            elif g.dim() == 2 and g.dtype == factors.dtype == a.dtype:
+            if layer in rows:
+                rows[layer].set_clipped_sum(factors)
+                continue
+            if g.dim() == 2 and g.dtype == factors.dtype == a.dtype:
                 g2, a2 = g * column, a
             else:
                 g = g * factors.to(g.dtype).view(-1, *([1] * (g.dim() - 1)))
                 g2, a2 = g.reshape(-1, g.shape[-1]), a.reshape(-1, a.shape[-1]).to(g.dtype)
             if layer.weight.requires_grad:
                 layer.weight.grad = g2.T @ a2
-            if layer.bias is not None and layer.bias.requires_grad:
+            if _trains_bias(layer):
                 layer.bias.grad = g2.sum(0)
         for p in self._trainable:
             if p.grad is None:  # unused in this forward pass
@@ -182,15 +190,20 @@ def _trainable_linear(layer: nn.Module) -> bool:
         p.requires_grad for p in layer.parameters(recurse=False))
 
 
-def _squared_norms(layer: nn.Linear, a: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
-    """Each example's squared gradient norm over ``layer``'s trainable parameters.
+def _trains_bias(layer: nn.Linear) -> bool:
+    return layer.bias is not None and layer.bias.requires_grad
+
+
+def _squared_norms(a: torch.Tensor, g: torch.Tensor, *, weight: bool,
+                   bias: bool) -> torch.Tensor:
+    """Each example's squared gradient norm over a linear layer's weight and bias (each
+    counted if trained).
 
     ``a``: ``(batch, in)`` or ``(batch, ..., in)``, ``g`` likewise with ``out``. For the
     weight, with one position the norm factorises (``|a| |g|``); with more, the cheaper of
     the Gram-matrix form ``sum_{t,s} (a_t . a_s)(g_t . g_s)`` and the explicit per-example
     gradient.
     """
-    weight, bias = layer.weight.requires_grad, layer.bias is not None and layer.bias.requires_grad
     if a.dim() == 2:
         g_squared = torch.linalg.vector_norm(g, dim=-1).square_()
         if not weight:
@@ -215,61 +228,110 @@ def _squared_norms(layer: nn.Linear, a: torch.Tensor, g: torch.Tensor) -> torch.
     return squared
 
 
-#: Size classes of examples padded together when a row layer's norms are computed.
-_SIZE_CLASSES = 4
+#: A row layer's per-example gradients are kept, to sum them clipped, while they hold
+#: at most this many elements; beyond, only their norms are computed, run by run.
+_KEPT_GRADIENT_ELEMENTS = 2 ** 24
 
 
-class _RowLayout:
-    """Where each row of a row layer goes when its examples are padded in size classes.
+class _RowRuns:
+    """A row layer's rows in runs of consecutive examples with equal row counts.
 
-    The examples are sorted by row count and cut into :data:`_SIZE_CLASSES` classes; class
-    ``k`` is a block of ``(examples_k, width_k)`` slots of one flat buffer, ``width_k`` its
-    largest row count, so that padding stays small when sizes vary (graphs of 10 to 100
-    nodes). Built once per batch, it serves every row layer.
+    Rows are put in example order (a stable sort, skipped when they already are: one
+    graph after another, as a packed batch of graphs lays them out); each run's rows are
+    then a ``(examples, rows, features)`` view, one batched product per run. A caller
+    sets the number of runs: a batch of graphs sorted by size has one per distinct size,
+    and one padded to a few widths (:class:`~skdpgraph.nn.GraphBatches`) one per width.
+    Built once per batch, it serves every row layer.
     """
 
     def __init__(self, owner: torch.Tensor, batch: int) -> None:
-        sizes = torch.bincount(owner, minlength=batch)
-        by_size = torch.argsort(sizes)
-        self.classes: list[tuple[torch.Tensor, int, int]] = []
-        slot_start = torch.zeros(batch, dtype=torch.long, device=owner.device)
+        self.batch = batch
+        self.order = (None if bool((owner[1:] >= owner[:-1]).all())
+                      else torch.argsort(owner, stable=True))
+        sizes = torch.bincount(owner, minlength=batch).tolist()
+        self.runs: list[tuple[int, int, int]] = []  # first example, examples, rows each
+        first = 0
+        for example in range(1, batch + 1):
+            if example == batch or sizes[example] != sizes[first]:
+                if sizes[first]:
+                    self.runs.append((first, example - first, sizes[first]))
+                first = example
+
+    def views(self, rows: torch.Tensor):
+        """Each run's ``(first example, examples, view of shape (examples, rows each,
+        features))`` of ``rows`` (given in the batch's order)."""
+        if self.order is not None:
+            rows = rows[self.order]
         offset = 0
-        for group in by_size.tensor_split(_SIZE_CLASSES):
-            width = int(sizes[group].max()) if group.numel() else 0
-            if width == 0:
-                continue
-            slot_start[group] = offset + width * torch.arange(group.numel(), device=owner.device)
-            self.classes.append((group, width, offset))
-            offset += width * group.numel()
-        rank = torch.argsort(owner, stable=True)
-        position = torch.empty_like(rank)
-        position[rank] = torch.arange(owner.shape[0], device=owner.device) - (
-            sizes.cumsum(0) - sizes)[owner[rank]]
-        # Each slot's row, or the zero row appended after the last row for padding.
-        self.source = torch.full((offset,), owner.shape[0], dtype=torch.long,
-                                 device=owner.device)
-        self.source[slot_start[owner] + position] = torch.arange(owner.shape[0],
-                                                                 device=owner.device)
-
-    def padded(self, rows: torch.Tensor) -> torch.Tensor:
-        """``rows`` (one per row of the layout) placed in the flat padded buffer."""
-        # embedding() is index_select by another name, several times faster on the CPU.
-        return nn.functional.embedding(self.source,
-                                       torch.cat([rows, rows.new_zeros(1, rows.shape[1])]))
+        for first, count, size in self.runs:
+            end = offset + count * size
+            yield first, count, rows[offset:end].view(count, size, rows.shape[1])
+            offset = end
 
 
-def _row_squared_norms(layer: nn.Linear, a: torch.Tensor, g: torch.Tensor, layout: _RowLayout,
-                       batch: int) -> torch.Tensor:
-    """Each example's squared gradient norm over a row layer, whose rows belong to examples.
+def _workspace_view(workspace: dict[nn.Linear, torch.Tensor], layer: nn.Linear,
+                    like: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """An uninitialised tensor of ``shape`` from ``layer``'s buffer, kept from step to
+    step: a fresh buffer of megabytes costs more in page faults than its products."""
+    size = math.prod(shape)
+    buffer = workspace.get(layer)
+    if (buffer is None or buffer.numel() < size or buffer.dtype != like.dtype
+            or buffer.device != like.device):
+        buffer = workspace[layer] = like.new_empty(size + size // 4)
+    return buffer[:size].view(shape)
 
-    ``a``: ``(rows, in)``, ``g``: ``(rows, out)``, laid out by ``layout`` as ``(examples,
-    positions, features)`` blocks for :func:`_squared_norms`.
+
+class _RowGradients:
+    """A row layer's per-example squared gradient norms, and later its clipped sum.
+
+    ``a``: ``(rows, in)``, ``g``: ``(rows, out)``, each row owned by one example. While
+    small enough (:data:`_KEPT_GRADIENT_ELEMENTS`), every example's weight gradient
+    ``g_b^T a_b`` is formed, one batched product per run, and kept with its bias
+    gradient: the norms are then one reduction and the clipped sum a matrix-vector
+    product, at about the cost of the weight gradient itself. Beyond, each run's norms
+    come from :func:`_squared_norms` and the clipped sum from one product of the scaled
+    rows.
     """
-    padded_a, padded_g = layout.padded(a.to(g.dtype)), layout.padded(g)
-    squared = g.new_zeros(batch)
-    for group, width, offset in layout.classes:
-        end = offset + width * group.numel()
-        squared[group] = _squared_norms(
-            layer, padded_a[offset:end].view(group.numel(), width, -1),
-            padded_g[offset:end].view(group.numel(), width, -1))
-    return squared
+
+    def __init__(self, layer: nn.Linear, a: torch.Tensor, g: torch.Tensor, runs: _RowRuns,
+                 owner: torch.Tensor, workspace: dict[nn.Linear, torch.Tensor]) -> None:
+        self.layer, self.a, self.g, self.owner = layer, a.to(g.dtype), g, owner
+        weight, bias = layer.weight.requires_grad, _trains_bias(layer)
+        batch, d_out = runs.batch, g.shape[1]
+        self.kept = self.kept_bias = None
+        self.squared = g.new_zeros(batch)
+        if bias:
+            self.kept_bias = g.new_zeros(batch, d_out)
+            for first, count, g_run in runs.views(g):
+                torch.sum(g_run, 1, out=self.kept_bias[first:first + count])
+            self.squared += self.kept_bias.square().sum(1)
+        if not weight:
+            return
+        pairs = zip(runs.views(self.a), runs.views(g))
+        if batch * a.shape[1] * d_out <= _KEPT_GRADIENT_ELEMENTS:
+            self.kept = _workspace_view(workspace, layer, g, (batch, d_out, a.shape[1]))
+            flat, covered = self.kept.view(batch, -1), 0
+            for (first, count, a_run), (_, _, g_run) in pairs:
+                if first > covered:  # examples without rows
+                    self.kept[covered:first].zero_()
+                end = covered = first + count
+                torch.bmm(g_run.transpose(1, 2), a_run, out=self.kept[first:end])
+                # read back while the run's gradients are still in the cache
+                self.squared[first:end] += torch.linalg.vector_norm(flat[first:end],
+                                                                    dim=1).square_()
+            self.kept[covered:].zero_()
+        else:
+            for (first, count, a_run), (_, _, g_run) in pairs:
+                self.squared[first:first + count] += _squared_norms(a_run, g_run, weight=True,
+                                                                    bias=False)
+
+    def set_clipped_sum(self, factors: torch.Tensor) -> None:
+        """Set the layer's ``.grad`` to its per-example gradients summed with ``factors``."""
+        factors = factors.to(self.g.dtype)
+        if self.kept is not None:
+            self.layer.weight.grad = (factors @ self.kept.view(factors.shape[0], -1)).view_as(
+                self.layer.weight)
+        elif self.layer.weight.requires_grad:
+            self.layer.weight.grad = (self.g * factors[self.owner].view(-1, 1)).T @ self.a
+        if self.kept_bias is not None:
+            self.layer.bias.grad = factors @ self.kept_bias

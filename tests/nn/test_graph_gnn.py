@@ -8,7 +8,8 @@ from skdpgraph import Graph
 from skdpgraph.training import ClippedSumModule
 from skdpgraph.datasets import make_graph_classification
 from skdpgraph.nn import (GraphBatches, GraphExamples, GraphGNN, graph_cross_entropy,
-                          graph_readout)
+                          graph_readout, padded_widths)
+from skdpgraph.nn import _graph_gnn
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +36,19 @@ def _one_graph_gradients(model, batches, y):
     return torch.stack(out)
 
 
+def _batch(batches, order, layout):
+    """The graphs ``order`` packed, or sorted by size and padded (as private training
+    lays them out)."""
+    if layout == "packed":
+        return order, batches.packed(order)
+    order = order[np.argsort(batches.num_nodes[order], kind="stable")]
+    return order, batches.padded(order, slack=0.5)
+
+
+@pytest.mark.parametrize("layout", ["packed", "padded"])
 @pytest.mark.parametrize("conv, norm", [("gin", None), ("gcn", None), ("sage", None),
                                         ("gin", "layer")])
-def test_clipped_sum_of_a_packed_batch_clips_each_graph(graphs, conv, norm):
+def test_clipped_sum_of_a_batch_clips_each_graph(graphs, conv, norm, layout):
     """The loop's one-pass clipped sum equals the sum of each graph's clipped gradient,
     each computed by a plain backward on that graph alone."""
     X, y = graphs
@@ -49,8 +60,10 @@ def test_clipped_sum_of_a_packed_batch_clips_each_graph(graphs, conv, norm):
     model = _model(conv, norm=norm)
     assert ClippedSumModule.supports(model)
     wrapped = ClippedSumModule(model, clip)
-    order = np.random.default_rng(0).permutation(len(X))
-    losses, _ = graph_cross_entropy(wrapped, (*batches.packed(order), labels[order]))
+    order, batch = _batch(batches, np.random.default_rng(0).permutation(len(X)), layout)
+    if layout == "padded":
+        assert (batch[3] > batch[2]).any()  # some graphs have padding rows
+    losses, _ = graph_cross_entropy(wrapped, (*batch, labels[order]))
     wrapped.clipped_sum(losses)
     got = torch.cat([p.grad.flatten() for p in model.parameters()])
     torch.testing.assert_close(got, (factors[:, None] * expected).sum(0), rtol=1e-4, atol=1e-6)
@@ -73,15 +86,59 @@ def test_clipped_sum_counts_a_row_towards_its_own_graph(graphs, monkeypatch):
     assert not torch.allclose(got, (factors[:, None] * expected).sum(0), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("layout", ["packed", "padded"])
 @pytest.mark.parametrize("norm", [None, "layer"])
 @pytest.mark.parametrize("readout", ["sum", "mean"])
 @pytest.mark.parametrize("conv", ["gin", "gcn", "sage"])
-def test_logits_do_not_depend_on_batch_companions(graphs, conv, readout, norm):
+def test_logits_do_not_depend_on_batch_companions(graphs, conv, readout, norm, layout):
     X, _ = graphs
     batches, model = GraphBatches(X), _model(conv, readout, norm=norm)
-    together = model(*batches.packed(np.arange(len(X))))
-    alone = torch.cat([model(*batches.packed(np.array([i]))) for i in range(len(X))])
+    order, batch = _batch(batches, np.arange(len(X)), layout)
+    together = model(*batch)
+    alone = torch.cat([model(*batches.packed(np.array([i]))) for i in order])
     torch.testing.assert_close(together, alone, rtol=1e-5, atol=1e-5)
+
+
+def test_padding_rows_stay_out_of_the_readout(graphs, monkeypatch):
+    """Broken variant: a readout over every row of a padded batch changes the logits."""
+    X, _ = graphs
+    batches, model = GraphBatches(X), _model("gin")
+    order, batch = _batch(batches, np.arange(len(X)), "padded")
+    alone = torch.cat([model(*batches.packed(np.array([i]))) for i in order])
+    monkeypatch.setattr(_graph_gnn, "_readout_index",
+                        lambda sizes, slots: _graph_gnn._owner(sizes if slots is None else slots))
+    assert not torch.allclose(model(*batch), alone, rtol=1e-5, atol=1e-5)
+
+
+def test_padded_batches_put_each_graph_in_its_block(graphs):
+    X, _ = graphs
+    batches = GraphBatches(X)
+    order = np.argsort(batches.num_nodes, kind="stable")
+    x, edge_index, sizes, slots = batches.padded(order, slack=0.5)
+    assert (slots >= sizes).all() and len(x) == int(slots.sum()) > int(sizes.sum())
+    first = (slots.cumsum(0) - slots).tolist()
+    for b, graph in enumerate(order):
+        rows = slice(first[b], first[b] + int(sizes[b]))
+        np.testing.assert_array_equal(x[rows].numpy(), X[graph].features())
+        assert not x[first[b] + int(sizes[b]):first[b] + int(slots[b])].any()
+    padding = np.ones(len(x), bool)
+    for b in range(len(order)):
+        padding[first[b]:first[b] + int(sizes[b])] = False
+    assert not padding[edge_index.numpy()].any()  # no edge touches a padding row
+
+
+@pytest.mark.parametrize("slack", [0.0, 0.1, 0.5])
+def test_padded_widths_keep_each_block_within_its_slack(slack):
+    sizes = np.sort(np.random.default_rng(1).integers(0, 60, 200))
+    slots = padded_widths(sizes, slack)
+    assert (slots >= sizes).all()
+    if slack == 0:
+        np.testing.assert_array_equal(slots, sizes)
+    start = 0
+    for end in [*np.flatnonzero(np.diff(slots)) + 1, len(slots)]:  # blocks: runs of a width
+        assert slots[start:end].sum() <= (1 + slack) * sizes[start:end].sum() + 1e-9
+        start = end
+    assert len(np.unique(slots)) < len(np.unique(sizes)) or slack == 0
 
 
 def test_packed_batches_hold_each_graphs_edges_and_features(graphs):
@@ -104,6 +161,10 @@ def test_graph_examples_return_labels_with_the_batch(graphs):
     examples = GraphExamples(X, torch.from_numpy(y))
     *_, labels = examples.batch(torch.tensor([2, 5]), step=0)
     assert len(examples) == len(X) and labels.tolist() == [y[2], y[5]]
+    padded = GraphExamples(X, torch.from_numpy(y), padded=True)
+    big_first = torch.tensor([12, 2])  # graph 12 has 30 nodes: the batch puts it last
+    x, edge_index, sizes, slots, labels = padded.batch(big_first, step=0)
+    assert sizes.tolist() == [X[2].num_nodes, 30] and labels.tolist() == [y[2], y[12]]
     with pytest.raises(ValueError, match="13 graphs but 3 labels"):
         GraphExamples(X, torch.zeros(3))
 
