@@ -329,7 +329,7 @@ class DPGraphClassifier(BaseDPClassifier):
 
 
 def _logits_of(batches: GraphBatches):
-    """``logits(module)`` of every graph of ``batches``, padded a chunk at a time."""
+    """``logits(module)`` of every graph of ``batches``, packed a chunk at a time."""
     return lambda module: torch.cat([module(*chunk) for chunk in batches.chunks(_PREDICT_CHUNK)])
 
 

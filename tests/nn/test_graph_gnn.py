@@ -10,6 +10,7 @@ from skdpgraph.datasets import make_graph_classification
 from skdpgraph.nn import (GraphBatches, GraphExamples, GraphGNN, graph_cross_entropy,
                           graph_readout, padded_widths)
 from skdpgraph.nn import _graph_gnn
+from skdpgraph.training import _clipped_sum
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +46,17 @@ def _batch(batches, order, layout):
     return order, batches.padded(order, slack=0.5)
 
 
+@pytest.mark.parametrize("kept", [True, False])
 @pytest.mark.parametrize("layout", ["packed", "padded"])
 @pytest.mark.parametrize("conv, norm", [("gin", None), ("gcn", None), ("sage", None),
                                         ("gin", "layer")])
-def test_clipped_sum_of_a_batch_clips_each_graph(graphs, conv, norm, layout):
+def test_clipped_sum_of_a_batch_clips_each_graph(graphs, conv, norm, layout, kept,
+                                                 monkeypatch):
     """The loop's one-pass clipped sum equals the sum of each graph's clipped gradient,
-    each computed by a plain backward on that graph alone."""
+    each computed by a plain backward on that graph alone (per-graph gradients kept, or
+    only their norms when they would be too large)."""
+    if not kept:
+        monkeypatch.setattr(_clipped_sum, "_KEPT_GRADIENT_ELEMENTS", 0)
     X, y = graphs
     batches, labels = GraphBatches(X), torch.from_numpy(y)
     expected = _one_graph_gradients(_model(conv, norm=norm), batches, labels)

@@ -158,3 +158,57 @@ def test_models_of_other_layers_train_with_opacus_ghost_clipping():
     # Poisson rate 1: every example's gradient (-10 on its own row) is clipped to 0.5, / 6.
     torch.testing.assert_close(result.module.weight.flatten(), torch.full((6,), 0.5 / 6),
                                atol=1e-6, rtol=1e-5)
+
+
+class _Rows(nn.Module):
+    """Row layers: each input row belongs to one example (``owner``), in any order; the
+    batch is ``owner``'s examples, one with no rows; ``shared`` is called twice."""
+
+    def __init__(self, d_in, width, d_out, batch):
+        super().__init__()
+        self.batch = batch
+        self.inner = nn.Linear(d_in, width)
+        self.shared = nn.Linear(width, width)
+        self.frozen = nn.Linear(width, width)
+        self.frozen.weight.requires_grad_(False)  # its bias alone is trained
+        self.head = nn.Linear(width, d_out)
+
+    def forward(self, x, owner):
+        h = torch.tanh(self.shared(torch.tanh(self.shared(torch.tanh(self.inner(x))))))
+        pooled = h.new_zeros(self.batch, h.shape[1]).index_add_(0, owner, self.frozen(h))
+        return self.head(pooled)
+
+    def row_layers(self):
+        return [self.inner, self.shared, self.frozen]
+
+    def example_of_rows(self, x, owner):
+        return owner
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["kept", "norms-only"])
+@pytest.mark.parametrize("max_grad_norm", [1e-3, 1e3], ids=["clipped", "unclipped"])
+def test_row_layers_clip_each_examples_rows(kept, max_grad_norm, monkeypatch):
+    """Rows of examples in any order, of unequal counts (one example has none), and a row
+    layer called twice: the clipped sum equals a loop over examples, each alone."""
+    if not kept:
+        monkeypatch.setattr(clipped_sum_module, "_KEPT_GRADIENT_ELEMENTS", 0)
+    torch.manual_seed(0)
+    batch = 5
+    owner = torch.tensor([3, 0, 0, 4, 3, 0, 4, 4, 4, 1, 3, 0])  # example 2 has no row
+    module = _Rows(3, 6, 2, batch)
+    x, y = torch.randn(len(owner), 3), torch.randint(0, 2, (batch,))
+    params = [p for p in module.parameters() if p.requires_grad]
+    expected = [torch.zeros_like(p) for p in params]
+    for i in range(batch):
+        mine = owner == i
+        module.batch = 1
+        loss = nn.functional.cross_entropy(module(x[mine], owner[mine] * 0), y[i:i + 1])
+        grads = torch.autograd.grad(loss, params)
+        factor = min(1.0, max_grad_norm / (float(torch.cat([g.flatten() for g in grads]).norm())
+                                           + 1e-6))
+        expected = [e + factor * g for e, g in zip(expected, grads)]
+    module.batch = batch
+    wrapped = ClippedSumModule(module, max_grad_norm)
+    wrapped.clipped_sum(nn.functional.cross_entropy(wrapped(x, owner), y, reduction="none"))
+    for p, e in zip(params, expected):
+        torch.testing.assert_close(p.grad, e, atol=1e-6, rtol=1e-5)
