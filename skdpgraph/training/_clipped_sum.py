@@ -301,25 +301,21 @@ class _RowGradients:
         self.kept = self.kept_bias = None
         self.squared = g.new_zeros(batch)
         if bias:
-            self.kept_bias = g.new_zeros(batch, d_out)
-            for first, count, g_run in runs.views(g):
-                torch.sum(g_run, 1, out=self.kept_bias[first:first + count])
+            self.kept_bias = g.new_zeros(batch, d_out).index_add_(0, owner, g)
             self.squared += self.kept_bias.square().sum(1)
         if not weight:
             return
         pairs = zip(runs.views(self.a), runs.views(g))
         if batch * a.shape[1] * d_out <= _KEPT_GRADIENT_ELEMENTS:
             self.kept = _workspace_view(workspace, layer, g, (batch, d_out, a.shape[1]))
-            flat, covered = self.kept.view(batch, -1), 0
+            covered = 0
             for (first, count, a_run), (_, _, g_run) in pairs:
                 if first > covered:  # examples without rows
                     self.kept[covered:first].zero_()
-                end = covered = first + count
-                torch.bmm(g_run.transpose(1, 2), a_run, out=self.kept[first:end])
-                # read back while the run's gradients are still in the cache
-                self.squared[first:end] += torch.linalg.vector_norm(flat[first:end],
-                                                                    dim=1).square_()
+                covered = first + count
+                torch.bmm(g_run.transpose(1, 2), a_run, out=self.kept[first:covered])
             self.kept[covered:].zero_()
+            self.squared += torch.linalg.vector_norm(self.kept.view(batch, -1), dim=1).square_()
         else:
             for (first, count, a_run), (_, _, g_run) in pairs:
                 self.squared[first:first + count] += _squared_norms(a_run, g_run, weight=True,
