@@ -45,8 +45,8 @@ def noise_std(epsilon, hops, num_nodes):
     if math.isinf(epsilon):
         return 0.0, 0.0
     plan = plan_gap(epsilon=epsilon, delta=edge_delta(num_nodes), privacy_level="edge",
-                    hops=hops, directed=False, num_examples=num_nodes, batch_size=num_nodes,
-                    epochs=1, encoder_epochs=1, max_grad_norm=1.0)
+                    hops=hops, directed=False, num_examples=1, batch_size=1, epochs=1,
+                    encoder_epochs=1, max_grad_norm=1.0)
     return plan.noise_std, plan.noise_multiplier
 
 
@@ -214,6 +214,37 @@ def _noise_record(adjacency, rows, clean, hops, epsilon, seed):
             _cosine(laplace, clean["laplace-l1"][:, :hops]))
 
 
+def _calibration_record(num_nodes, mean_degree, epsilon):
+    """Noise of each candidate at ``epsilon``, from public quantities only.
+
+    PMA's per-coordinate std for 1 and 2 hops at GAP's default delta and at delta=1e-5;
+    the Laplace candidate's std; randomised response on each possible edge (flip
+    probability 1 / (1 + e^epsilon)): the false edges per node it releases and the share
+    of released edges that are true.
+    """
+    flip = 1.0 / (1.0 + math.exp(epsilon))
+    false_per_node = (num_nodes - 1 - mean_degree) * flip
+    true_per_node = mean_degree * (1 - flip)
+    record = {"model": "calibration", "epsilon": epsilon, "default_delta": edge_delta(num_nodes),
+              "rr_flip_probability": flip, "rr_false_edges_per_node": false_per_node,
+              "rr_true_edges_per_node": true_per_node,
+              "rr_share_true": true_per_node / (true_per_node + false_per_node)}
+    for hops in (1, 2):
+        record[f"pma_std_hops{hops}"] = noise_std(epsilon, hops, num_nodes)[0]
+        record[f"pma_std_hops{hops}_delta1e-5"] = _pma_std(epsilon, hops, 1e-5)
+        record[f"laplace_std_hops{hops}"] = math.sqrt(2) * 2.0 * hops / epsilon
+    return record
+
+
+def _pma_std(epsilon, hops, delta):
+    """PMA's per-coordinate std at edge level for ``delta`` (``plan_gap``)."""
+    from skdpgraph.privacy import plan_gap
+
+    return plan_gap(epsilon=epsilon, delta=delta, privacy_level="edge", hops=hops,
+                    directed=False, num_examples=1, batch_size=1, epochs=1, encoder_epochs=1,
+                    max_grad_norm=1.0).noise_std
+
+
 def _unit_rows(rows):
     """Rows divided by their L2 norm (zero rows stay zero)."""
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
@@ -226,7 +257,10 @@ def noise(ds, split_for_seed, args, emit):
 
     adjacency = ds.graph.adjacency()
     degree = np.asarray(adjacency.sum(axis=1)).ravel()
-    emit({"model": "degrees", **graphs.degree_summary(ds.graph)})
+    summary = graphs.degree_summary(ds.graph)
+    emit({"model": "degrees", **summary})
+    for epsilon in [e for e in args.epsilons if math.isfinite(e)]:
+        emit(_calibration_record(ds.graph.num_nodes, summary["mean_degree"], epsilon))
     split, seed = split_for_seed(args.first_seed), args.first_seed
     for kind in args.rows or NOISE_ROWS:
         rows = public_rows(kind, ds, split, seed)
