@@ -183,6 +183,11 @@ def propagate(ds, split_for_seed, args, emit):
             if kind == "features" and "gcn" in norms:  # no graph: the features alone
                 emit({**record, "norm": "none", "private": False, "hops": 0,
                       "epsilon": math.inf, **fit_logistic(own, ds.y, split)})
+            if kind == "gap":  # GAP's encoder alone (no graph): its predicted classes
+                emit({**record, "norm": "encoder", "private": False, "hops": 0,
+                      "epsilon": math.inf, **{f"{part}_accuracy": float(np.mean(
+                          rows[split[part]].argmax(1) == ds.y[split[part]]))
+                          for part in ("val", "test")}})
             for hops in (1, 2, 3):
                 for norm, epsilon in configurations:
                     agg, privacy = _released(adjacency, rows, hops, norm, epsilon, seed)

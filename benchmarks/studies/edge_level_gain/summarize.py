@@ -83,35 +83,59 @@ def propagated(records):
     """The prototype: public rows propagated, logistic regression, per budget."""
     groups = grouped(records, "dataset", "split", "rows", "hops", "norm", "epsilon")
     keys = dict.fromkeys((k[:4], k[4:]) for k in groups)
-    columns = [("none", math.inf), ("gcn", math.inf), ("pma", math.inf), ("pma", 4.0),
-               ("pma", 1.0)]
+    columns = [("none", math.inf), ("encoder", math.inf), ("gcn", math.inf),
+               ("pma", math.inf), ("pma", 4.0), ("pma", 1.0), ("laplace-l1", 4.0),
+               ("laplace-l1", 1.0)]
     rows = [list(key) + [cell(groups[(*key, *c)]) for c in columns]
             for key in dict.fromkeys(k for k, _ in keys)]
-    return table(["graph", "split", "rows", "hops", "no graph", "GCN norm (non-private)",
-                  "PMA inf", "PMA eps=4", "PMA eps=1"], rows)
+    return table(["graph", "split", "rows", "hops", "no graph: LR", "no graph: GAP encoder",
+                  "GCN norm (non-private)", "PMA inf", "PMA eps=4", "PMA eps=1",
+                  "Laplace eps=4 (unvetted)", "Laplace eps=1 (unvetted)"], rows)
+
+
+def _joined(values, digits=2):
+    return " / ".join(f"{v:.{digits}f}" for v in values)
 
 
 def noise(records):
     """Noise std per coordinate, hop-1 signal/noise and cosine to the noise-free rows."""
     rows = []
-    for r in records:
-        if r["model"] == "degrees":
-            rows.append([r["dataset"], f"mean degree {r['mean_degree']:.1f}, median "
-                         f"{r['median_degree']:g}, {100 * r['share_degree_1_3']:.0f}% of nodes "
-                         "of degree 1-3"] + [""] * 7)
-            continue
+    for r in (r for r in records if r["model"] == "pma-signal-to-noise"):
         by_degree = r["cosine_hop1_by_degree"]
         rows.append([r["dataset"], r["rows"], r["width"], r["hops"], f"{r['epsilon']:g}",
                      f"{r['noise_std']:.2f}", f"{r['hop1_signal_over_noise_median']:.2f}",
-                     " / ".join(f"{c:.2f}" for c in r["cosine_mean_per_hop"]),
-                     ", ".join(f"{k}: {v['mean']:.2f}" for k, v in by_degree.items())])
-    return table(["graph", "rows", "width", "hops", "eps", "noise std", "hop-1 signal/noise "
-                  "(median)", "cosine per hop", "hop-1 cosine by degree"], rows)
+                     _joined(r["cosine_mean_per_hop"]),
+                     ", ".join(f"{k}: {v['mean']:.2f}" for k, v in by_degree.items()),
+                     f"{r['laplace_std']:.2f}", _joined(r["laplace_cosine_mean_per_hop"])])
+    return table(["graph", "rows", "width", "hops", "eps", "PMA std", "hop-1 signal/noise "
+                  "(median)", "PMA cosine per hop", "PMA hop-1 cosine by degree",
+                  "Laplace std", "Laplace cosine per hop"], rows)
+
+
+def calibration(records):
+    """Degrees, and each candidate's noise at each budget (public quantities only)."""
+    degrees = {r["dataset"]: r for r in records if r["model"] == "degrees"}
+    rows = []
+    for r in (r for r in records if r["model"] == "calibration"):
+        d = degrees[r["dataset"]]
+        rows.append([r["dataset"], f"{d['mean_degree']:.1f} / {d['median_degree']:g} / "
+                     f"{100 * d['share_degree_1_3']:.0f}%", f"{r['epsilon']:g}",
+                     f"{r['default_delta']:.1e}",
+                     f"{r['pma_std_hops1']:.2f} / {r['pma_std_hops2']:.2f}",
+                     f"{r['pma_std_hops1_delta1e-5']:.2f} / {r['pma_std_hops2_delta1e-5']:.2f}",
+                     f"{r['laplace_std_hops1']:.2f} / {r['laplace_std_hops2']:.2f}",
+                     f"{r['rr_true_edges_per_node']:.1f} true, "
+                     f"{r['rr_false_edges_per_node']:.0f} false ({100 * r['rr_share_true']:.1f}%"
+                     " true)"])
+    return table(["graph", "degree mean / median / share 1-3", "eps", "default delta",
+                  "PMA std K=1 / K=2", "PMA std, delta=1e-5", "Laplace std K=1 / K=2",
+                  "randomised response: edges per node"], rows)
 
 
 def main():
     parts = [("Headline", headline, "headline.jsonl"), ("Ablations", ablations, "ablate.jsonl"),
              ("Propagated public rows", propagated, "propagate.jsonl"),
+             ("Noise per budget", calibration, "noise.jsonl"),
              ("Noise against signal", noise, "noise.jsonl")]
     for title, build, name in parts:
         records = read(name)
