@@ -52,7 +52,7 @@ ABLATIONS = {
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("command", choices=["headline", "ablate", "propagate", "noise"])
+    p.add_argument("command", choices=["headline", "gcn", "ablate", "propagate", "noise"])
     p.add_argument("--dataset", required=True, choices=graphs.DATASETS)
     p.add_argument("--split", default=None, help="as run.py's --split")
     p.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 4.0, 1.0])
@@ -64,22 +64,35 @@ def parse_args(argv=None):
     p.add_argument("--norms", nargs="+", default=None, choices=["gcn", "pma", "laplace-l1"],
                    help="propagate: the aggregations (see propagation.py); default: all")
     p.add_argument("--gcn-hidden", nargs="+", type=int, default=[64])
+    p.add_argument("--gcn-features", nargs="+", default=["normalized"],
+                   choices=["normalized", "raw"],
+                   help="the GCN's input: row-normalised (Kipf and Welling) or raw features")
     p.add_argument("--data-root", type=Path,
                    default=run.REPO_ROOT.parent / "shared" / "datasets")
     p.add_argument("--out", type=Path, required=True, help="JSON lines, appended")
     return p.parse_args(argv)
 
 
+def gcn(ds, split_for_seed, args, emit, seeds=None):
+    """The GCN anchor of each ``--gcn-hidden`` width and ``--gcn-features`` input."""
+    from gcn import fit_gcn
+
+    for seed in seeds or range(args.first_seed, args.first_seed + args.seeds):
+        for hidden in args.gcn_hidden:
+            for features in args.gcn_features:
+                suffix = "" if features == "normalized" else f"-{features}"
+                emit({"model": f"gcn-{hidden}{suffix}", "epsilon": math.inf, "seed": seed,
+                      **fit_gcn(ds.graph, ds.y, split_for_seed(seed), seed, hidden=hidden,
+                                normalize=features == "normalized")})
+
+
 def headline(ds, split_for_seed, args, emit):
     """GCN anchor(s), DP-MLP at inf and the front door's edge estimator at each budget."""
-    from gcn import fit_gcn
     from registry import ESTIMATORS
 
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         split = split_for_seed(seed)
-        for hidden in args.gcn_hidden:
-            emit({"model": f"gcn-{hidden}", "epsilon": math.inf, "seed": seed,
-                  **fit_gcn(ds.graph, ds.y, split, seed, hidden=hidden)})
+        gcn(ds, split_for_seed, args, emit, seeds=[seed])
         emit({"model": "dpmlp", "epsilon": math.inf, "seed": seed,
               **run.fit_one(ESTIMATORS["dpmlp"], {}, math.inf, seed, ds, split, False)})
         for epsilon in args.epsilons:
