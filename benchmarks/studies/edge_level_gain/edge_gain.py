@@ -63,6 +63,8 @@ def parse_args(argv=None):
                    help="propagate and noise: the public rows (see propagation.public_rows)")
     p.add_argument("--norms", nargs="+", default=None, choices=["gcn", "pma", "laplace-l1"],
                    help="propagate: the aggregations (see propagation.py); default: all")
+    p.add_argument("--hops", nargs="+", type=int, default=None,
+                   help="propagate: the numbers of hops (default 1 2 3)")
     p.add_argument("--gcn-hidden", nargs="+", type=int, default=[64])
     p.add_argument("--gcn-features", nargs="+", default=["normalized"],
                    choices=["normalized", "raw"],

@@ -188,7 +188,7 @@ def propagate(ds, split_for_seed, args, emit):
                       "epsilon": math.inf, **{f"{part}_accuracy": float(np.mean(
                           rows[split[part]].argmax(1) == ds.y[split[part]]))
                           for part in ("val", "test")}})
-            for hops in (1, 2, 3):
+            for hops in args.hops or (1, 2, 3):
                 for norm, epsilon in configurations:
                     agg, privacy = _released(adjacency, rows, hops, norm, epsilon, seed)
                     inputs = np.concatenate([own, agg.reshape(len(agg), -1)], axis=1)

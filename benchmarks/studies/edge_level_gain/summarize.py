@@ -53,21 +53,25 @@ def grouped(records, *keys):
 
 
 def headline(records):
-    """GCN, MLP and the front door's edge estimator per graph; the share of the gain kept."""
+    """GCN, MLP and the front door's edge estimator per graph; the share of the GCN's gain
+    over the MLP kept (the GCN: the better of its normalised and raw-feature inputs)."""
     groups = grouped(records, "dataset", "split", "model", "epsilon")
-    columns = [("gcn-64", math.inf), ("gcn-16", math.inf), ("dpmlp", math.inf),
-               ("dpnode-edge", math.inf), ("dpnode-edge", 4.0), ("dpnode-edge", 1.0)]
+    columns = [("gcn-64", math.inf), ("gcn-64-raw", math.inf), ("gcn-16", math.inf),
+               ("dpmlp", math.inf), ("dpnode-edge", math.inf), ("dpnode-edge", 4.0),
+               ("dpnode-edge", 1.0)]
     rows = []
     for dataset, split in dict.fromkeys((k[0], k[1]) for k in groups):
         means = {c: np.mean(groups[(dataset, split, *c)]) if groups[(dataset, split, *c)]
                  else math.nan for c in columns}
-        gain = means[("gcn-64", math.inf)] - means[("dpmlp", math.inf)]
-        kept = [f"{100 * (means[('dpnode-edge', e)] - means[('dpmlp', math.inf)]) / gain:.0f}%"
+        gcn = np.nanmax([means[("gcn-64", math.inf)], means[("gcn-64-raw", math.inf)]])
+        mlp = means[("dpmlp", math.inf)]
+        kept = [f"{100 * (means[('dpnode-edge', e)] - mlp) / (gcn - mlp):.0f}%"
                 for e in (math.inf, 4.0, 1.0)]
         rows.append([dataset, split] + [cell(groups[(dataset, split, *c)]) for c in columns]
-                    + kept)
-    return table(["graph", "split", "GCN 64", "GCN 16", "DP-MLP inf", "edge inf", "edge eps=4",
-                  "edge eps=1", "gain kept inf", "eps=4", "eps=1"], rows)
+                    + [f"{100 * (gcn - mlp):.1f}"] + kept)
+    return table(["graph", "split", "GCN 64", "GCN 64 raw features", "GCN 16", "DP-MLP inf",
+                  "edge inf", "edge eps=4", "edge eps=1", "GCN - MLP (points)",
+                  "gain kept inf", "eps=4", "eps=1"], rows)
 
 
 def ablations(records):
