@@ -51,6 +51,7 @@ ABLATIONS = {
 
 
 def parse_args(argv=None):
+    """The command line (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("command", choices=["headline", "gcn", "ablate", "propagate", "noise"])
     p.add_argument("--dataset", required=True, choices=graphs.DATASETS)
@@ -117,6 +118,7 @@ def ablate(ds, split_for_seed, args, emit):
 
 
 def main(argv=None):
+    """Run one command on one graph, appending its records to ``--out``."""
     args = parse_args(argv)
     run.set_threads(1)
     ds, split_name, split_for_seed = graphs.load(args.dataset, args.split, args.data_root)

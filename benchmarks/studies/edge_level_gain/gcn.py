@@ -4,47 +4,52 @@ Hidden width 64 (or 16, the paper's), ReLU, dropout 0.5, Adam (lr 0.01, weight d
 5e-4), 200 full-batch epochs on the training nodes, the epoch of best validation accuracy
 kept. Features are row-normalised as in the paper (``normalize=False`` feeds the raw rows
 the estimators see). Sparse feature rows stay sparse: the first layer's product with the
-features and its weight gradient are CSR products (:class:`_CSRLinear`, exact, in place of
-``GCNConv``'s own linear map, which would densify nothing but is slow in backward).
+features and its weight gradient are CSR products (:class:`_CSRLinear`: the same map and
+gradient as ``GCNConv``'s own linear map, whose backward on CSR input is slow).
 """
 
 import time
 
 import numpy as np
+import torch
 
 
-class _CSRLinear:
-    """``x @ weight.T`` for a fixed sparse ``x``, its weight gradient by ``x.T`` in CSR."""
+class _CSRProduct(torch.autograd.Function):
+    """``x @ weight.T`` for a fixed CSR ``x``; the weight gradient by the CSR ``x.T``."""
 
-    def __new__(cls, weight, x):
-        import torch
+    @staticmethod
+    def forward(ctx, weight, x, transposed):
+        ctx.transposed = transposed
+        return torch.sparse.mm(x, weight.t())
 
-        transposed = x.to_sparse_coo().t().coalesce().to_sparse_csr()
+    @staticmethod
+    def backward(ctx, grad):
+        return torch.sparse.mm(ctx.transposed, grad).t(), None, None
 
-        class Product(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, w):
-                return torch.sparse.mm(x, w.t())
 
-            @staticmethod
-            def backward(ctx, grad):
-                return torch.sparse.mm(transposed, grad).t()
+class _CSRLinear(torch.nn.Module):
+    """``GCNConv``'s linear map (no bias) on the fixed sparse features ``x``.
 
-        class Module(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.weight = weight
+    Parameters
+    ----------
+    weight : Parameter of shape (out, in)
+        The layer's own weight, kept (the optimiser updates it as before).
+    x : sparse CSR Tensor of shape (n, in)
+        The features every call multiplies, whatever it is given.
+    """
 
-            def forward(self, _):
-                return Product.apply(self.weight)
+    def __init__(self, weight, x):
+        super().__init__()
+        self.weight, self.x = weight, x
+        self.transposed = x.to_sparse_coo().t().coalesce().to_sparse_csr()
 
-        return Module()
+    def forward(self, _):
+        return _CSRProduct.apply(self.weight, self.x, self.transposed)
 
 
 def _tensors(graph, normalize):
     """Features (a sparse CSR tensor where the graph's are sparse) and the edge index."""
     import scipy.sparse as sp
-    import torch
 
     x = graph.x if sp.issparse(graph.x) else sp.csr_matrix(graph.features())
     x = sp.csr_matrix(x, dtype=np.float32)
@@ -84,7 +89,6 @@ def fit_gcn(graph, y, split, seed, *, hidden=64, epochs=200, normalize=True):
         ``test_accuracy`` and ``val_accuracy`` at the kept epoch, ``best_epoch`` and
         ``fit_seconds``.
     """
-    import torch
     from torch_geometric.nn import GCNConv
 
     torch.manual_seed(seed)
