@@ -177,7 +177,5 @@ class GraphExamples:
         index = index.cpu().numpy()
         if self.padded:
             index = index[np.argsort(self.graphs.num_nodes[index], kind="stable")]
-            return (*self.graphs.padded(index), self.labels[torch.from_numpy(index).to(
-                self.labels.device)])
-        return (*self.graphs.packed(index), self.labels[torch.from_numpy(index).to(
-            self.labels.device)])
+        graphs = self.graphs.padded(index) if self.padded else self.graphs.packed(index)
+        return (*graphs, self.labels[torch.from_numpy(index).to(self.labels.device)])
