@@ -297,8 +297,8 @@ def main(argv=None) -> dict:
         train, test = folds[fold]
         for seed in args.seeds:
             for epsilon in args.epsilons:
-                run = {"fold": fold, **one_run(X, y, train, test, epsilon, seed, options(args),
-                                                     args.test_curve)}
+                run = one_run(X, y, train, test, epsilon, seed, options(args), args.test_curve)
+                run = {"fold": fold, **run}
                 runs.append(run)
                 print(json.dumps(run), flush=True)
                 if args.graph_free:
