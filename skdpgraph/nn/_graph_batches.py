@@ -123,14 +123,19 @@ def padded_widths(sizes: np.ndarray, slack: float | None = None) -> np.ndarray:
     [4, 4, 4, 10, 10]
     """
     slack = _PADDING_SLACK if slack is None else slack
-    slots = np.array(sizes, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    widths, counts = [], []  # each block's width and graph count
     first, nodes, width = 0, 0, 0
-    for b, size in enumerate(slots.tolist()):
+    for b, size in enumerate(sizes.tolist()):
         if b and (b - first + 1) * max(width, size) > (1 + slack) * (nodes + size):
+            widths.append(width)
+            counts.append(b - first)
             first, nodes, width = b, 0, 0
         nodes, width = nodes + size, max(width, size)
-        slots[first:b + 1] = width
-    return slots
+    if len(sizes):
+        widths.append(width)
+        counts.append(len(sizes) - first)
+    return np.repeat(np.array(widths, dtype=np.int64), counts)
 
 
 def _positions(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

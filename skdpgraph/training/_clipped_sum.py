@@ -256,17 +256,15 @@ class _RowRuns:
                 if sizes[first]:
                     self.runs.append((first, example - first, sizes[first]))
                 first = example
+        self.lengths = [count * size for _, count, size in self.runs]
 
     def views(self, rows: torch.Tensor):
         """Each run's ``(first example, examples, view of shape (examples, rows each,
         features))`` of ``rows`` (given in the batch's order)."""
         if self.order is not None:
             rows = rows[self.order]
-        offset = 0
-        for first, count, size in self.runs:
-            end = offset + count * size
-            yield first, count, rows[offset:end].view(count, size, rows.shape[1])
-            offset = end
+        for (first, count, size), part in zip(self.runs, rows.split(self.lengths)):
+            yield first, count, part.view(count, size, rows.shape[1])
 
 
 def _workspace_view(workspace: dict[nn.Linear, torch.Tensor], layer: nn.Linear,
@@ -300,26 +298,28 @@ class _RowGradients:
         batch, d_out = runs.batch, g.shape[1]
         self.kept = self.kept_bias = None
         self.squared = g.new_zeros(batch)
-        if bias:
-            self.kept_bias = g.new_zeros(batch, d_out).index_add_(0, owner, g)
-            self.squared += self.kept_bias.square().sum(1)
-        if not weight:
-            return
-        pairs = zip(runs.views(self.a), runs.views(g))
-        if batch * a.shape[1] * d_out <= _KEPT_GRADIENT_ELEMENTS:
+        if weight and batch * a.shape[1] * d_out <= _KEPT_GRADIENT_ELEMENTS:
             self.kept = _workspace_view(workspace, layer, g, (batch, d_out, a.shape[1]))
+            if bias:  # summed run by run, with the weight's products
+                self.kept_bias = g.new_zeros(batch, d_out)
             covered = 0
-            for (first, count, a_run), (_, _, g_run) in pairs:
+            for (first, count, a_run), (_, _, g_run) in zip(runs.views(self.a), runs.views(g)):
                 if first > covered:  # examples without rows
                     self.kept[covered:first].zero_()
                 covered = first + count
                 torch.bmm(g_run.transpose(1, 2), a_run, out=self.kept[first:covered])
+                if bias:
+                    torch.sum(g_run, 1, out=self.kept_bias[first:covered])
             self.kept[covered:].zero_()
             self.squared += torch.linalg.vector_norm(self.kept.view(batch, -1), dim=1).square_()
-        else:
-            for (first, count, a_run), (_, _, g_run) in pairs:
+        elif weight:
+            for (first, count, a_run), (_, _, g_run) in zip(runs.views(self.a), runs.views(g)):
                 self.squared[first:first + count] += _squared_norms(a_run, g_run, weight=True,
                                                                     bias=False)
+        if bias and self.kept_bias is None:
+            self.kept_bias = g.new_zeros(batch, d_out).index_add_(0, owner, g)
+        if bias:
+            self.squared += self.kept_bias.square().sum(1)
 
     def set_clipped_sum(self, factors: torch.Tensor) -> None:
         """Set the layer's ``.grad`` to its per-example gradients summed with ``factors``."""
