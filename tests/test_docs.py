@@ -236,7 +236,7 @@ def test_guide_numbers_are_the_records(tmp_path, monkeypatch):
 
 
 def test_graph_level_tables_are_the_records():
-    """The graph-level guide's accuracy table and the scaling guide's time table equal what
+    """The graph-level guide's accuracy tables and the scaling guide's time table equal what
     benchmarks/graph_level.py writes from the records the pages' commands name."""
     graph_level = _load_benchmark("graph_level")
     results = ROOT / "benchmarks" / "results"
@@ -245,6 +245,10 @@ def test_graph_level_tables_are_the_records():
         [str(p) for p in sorted(results.glob("graph_kernel-*.json"))])
     assert (ROOT / "doc/user_guide/graph_level_table.inc").read_text() == expected, (
         "graph_level_table.inc differs from the records: run the command in graph_level.rst")
+    curves = [str(p) for p in sorted((results / "graph_level_curves").glob("*.json"))]
+    assert (ROOT / "doc/user_guide/graph_level_xu_table.inc").read_text() == (
+        graph_level.rst_xu_table(curves)), (
+        "graph_level_xu_table.inc differs from the records: run the command in graph_level.rst")
     scaling_page = (ROOT / "doc/user_guide/scaling.rst").read_text()
     command = re.search(r"graph_level\.py --time-table (.*?)\n\s*> ", scaling_page, re.S)
     assert command, "scaling.rst no longer shows the command that writes graph_time_table.inc"
