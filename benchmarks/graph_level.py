@@ -71,6 +71,9 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=None, help="default: the estimator's")
     p.add_argument("--validation-fraction", default="auto",
                    help="the estimator's validation_fraction: auto, none or a fraction")
+    p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="other estimator parameters, each value in JSON (batch_size=128); "
+                        "tuned runs, not the defaults' table")
     p.add_argument("--graph-free", action="store_true",
                    help="also fit the graph-free DP-MLP baseline on per-graph summaries")
     p.add_argument("--test-curve", action="store_true",
@@ -107,6 +110,9 @@ def options(args) -> dict:
     fraction = args.validation_fraction
     if fraction != "auto":
         out["validation_fraction"] = None if fraction == "none" else float(fraction)
+    for setting in args.set:
+        name, _, value = setting.partition("=")
+        out[name] = json.loads(value)
     return out
 
 
