@@ -116,30 +116,27 @@ def options(args) -> dict:
     return out
 
 
-class _TestCurve:
-    """A training-loop callback: the test accuracy after every epoch."""
+def _test_curve(graphs, labels):
+    """A training-loop callback that records the test accuracy after every epoch."""
+    import torch
 
-    reads_epsilon = False
+    from skdpgraph.nn import GraphBatches
+    from skdpgraph.training import Callback
 
-    def __init__(self, graphs, labels) -> None:
-        self.graphs, self.labels, self.accuracies = graphs, labels, []
+    class TestCurve(Callback):
+        reads_epsilon = False
 
-    def on_train_begin(self, module, **kwargs) -> None:
-        self.accuracies = []
+        def on_train_begin(self, module, **kwargs) -> None:
+            self.accuracies = []
 
-    def on_epoch_end(self, module, record, **kwargs) -> None:
-        import torch
+        def on_epoch_end(self, module, record, **kwargs) -> None:
+            with torch.no_grad():
+                logits = torch.cat([module.eval()(*chunk)
+                                    for chunk in GraphBatches(graphs).chunks(256)])
+            module.train()
+            self.accuracies.append(float((logits.argmax(-1).numpy() == labels).mean()))
 
-        from skdpgraph.nn import GraphBatches
-
-        with torch.no_grad():
-            logits = torch.cat([module.eval()(*chunk)
-                                for chunk in GraphBatches(self.graphs).chunks(256)])
-        module.train()
-        self.accuracies.append(float((logits.argmax(-1).numpy() == self.labels).mean()))
-
-    def on_train_end(self, module, history, **kwargs) -> None:
-        pass
+    return TestCurve()
 
 
 def _add_callback(clf, callback) -> None:
@@ -159,7 +156,7 @@ def one_run(X, y, train, test, epsilon: float, seed: int, params: dict,
     clf = GRAPH_ESTIMATORS["dpgraph"](epsilon, seed).set_params(device="cpu", **params)
     curve = None
     if test_curve:
-        curve = _TestCurve(X[test], np.searchsorted(np.unique(y[train]), y[test]))
+        curve = _test_curve(X[test], np.searchsorted(np.unique(y[train]), y[test]))
         _add_callback(clf, curve)
     first_loop = len(EPOCH_LOOPS)
     start, cpu = time.perf_counter(), time.process_time()

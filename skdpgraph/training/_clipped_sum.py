@@ -316,9 +316,9 @@ class _RowGradients:
             for (first, count, a_run), (_, _, g_run) in zip(runs.views(self.a), runs.views(g)):
                 self.squared[first:first + count] += _squared_norms(a_run, g_run, weight=True,
                                                                     bias=False)
-        if bias and self.kept_bias is None:
-            self.kept_bias = g.new_zeros(batch, d_out).index_add_(0, owner, g)
         if bias:
+            if self.kept_bias is None:  # not summed with the weight's products
+                self.kept_bias = g.new_zeros(batch, d_out).index_add_(0, owner, g)
             self.squared += self.kept_bias.square().sum(1)
 
     def set_clipped_sum(self, factors: torch.Tensor) -> None:
