@@ -51,3 +51,14 @@ def test_xu_rule_takes_the_best_epoch_of_the_fold_mean_curve(script, tmp_path):
     assert result["std_at_best_epoch"] == pytest.approx(np.std([0.6, 0.9], ddof=1))
     row = [line for line in script.rst_xu_table(paths).splitlines() if line.startswith("NCI1")]
     assert row[0].split()[:4] == ["NCI1", "2", "3", "75.0"] and row[0].endswith("82.7")
+
+
+def test_tuning_split_scores_training_graphs_only(script):
+    y = np.repeat([0, 1], 50)
+    train = np.arange(0, 100, 2)  # a fold's training graphs: the even ones
+    fit, scored = script.tuning_split(train, y)
+    assert len(scored) == 5 and len(fit) == 45
+    # every graph it fits on or scores is a training graph, none of them twice
+    assert sorted(np.concatenate([fit, scored]).tolist()) == train.tolist()
+    # stratified: both classes are scored
+    assert set(y[scored]) == {0, 1}
