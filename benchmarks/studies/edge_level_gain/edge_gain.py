@@ -8,7 +8,9 @@ measures, on the same splits and seeds (the benchmark harness's loader and fit):
   (``DPNodeClassifier(unit="edge")``, registry name ``dpnode-edge``) at each budget;
 - ``ablate``: edge-level GAP (registry name ``gap-edp``) with one public parameter changed
   at a time (hops, width, epochs, what is aggregated, ...), at each budget;
-- ``propagate`` and ``noise``: see ``propagation.py``.
+- ``propagate`` and ``noise``: see ``propagation.py``;
+- ``objpert``: objective perturbation on propagated public rows, see
+  ``objective_perturbation.py``.
 
 One JSON line per fit, appended to ``--out``. Examples (from the repository root)::
 
@@ -53,7 +55,8 @@ ABLATIONS = {
 def parse_args(argv=None):
     """The command line (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("command", choices=["headline", "gcn", "ablate", "propagate", "noise"])
+    p.add_argument("command", choices=["headline", "gcn", "ablate", "propagate", "noise",
+                                          "objpert"])
     p.add_argument("--dataset", required=True, choices=graphs.DATASETS)
     p.add_argument("--split", default=None, help="as run.py's --split")
     p.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 4.0, 1.0])
@@ -66,6 +69,8 @@ def parse_args(argv=None):
                    help="propagate: the aggregations (see propagation.py); default: all")
     p.add_argument("--hops", nargs="+", type=int, default=None,
                    help="propagate: the numbers of hops (default 1 2 3)")
+    p.add_argument("--reg", type=float, default=1.0,
+                   help="objpert: the L2 regularisation of the summed loss before calibration")
     p.add_argument("--gcn-hidden", nargs="+", type=int, default=[64])
     p.add_argument("--gcn-features", nargs="+", default=["normalized"],
                    choices=["normalized", "raw"],
@@ -138,6 +143,10 @@ def main(argv=None):
             import propagation
 
             getattr(propagation, args.command)(ds, split_for_seed, args, emit)
+        elif args.command == "objpert":
+            import objective_perturbation
+
+            objective_perturbation.objpert(ds, split_for_seed, args, emit)
         else:
             globals()[args.command](ds, split_for_seed, args, emit)
 

@@ -1,0 +1,132 @@
+"""The edge-level objective-perturbation prototype of the edge-level study.
+
+The study module lives in ``benchmarks/studies/edge_level_gain``; these tests check its
+sensitivity bound by flipping every single edge of small graphs, and its noise calibration
+against the privacy-loss bound recomputed here from the theorem's formula, each with a
+deliberately wrong variant that the same check catches.
+"""
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+STUDY = Path(__file__).resolve().parents[1] / "benchmarks" / "studies" / "edge_level_gain"
+
+
+def _load_study_module():
+    spec = importlib.util.spec_from_file_location(
+        "objective_perturbation", STUDY / "objective_perturbation.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+op = _load_study_module()
+
+
+def _random_graph(rng, n, p):
+    upper = np.triu(rng.random((n, n)) < p, 1)
+    return (upper | upper.T).astype(float)
+
+
+def _flipped(adjacency, i, j):
+    out = adjacency.copy()
+    out[i, j] = out[j, i] = 1.0 - out[i, j]
+    return out
+
+
+def _worst_total_change(adjacency, rows, weights):
+    """Max over all single-edge additions and removals of ``sum_i ||h_i - h'_i||``."""
+    n = adjacency.shape[0]
+    base = op.propagated_inputs(sp.csr_matrix(adjacency), rows, weights)
+    worst = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            moved = op.propagated_inputs(sp.csr_matrix(_flipped(adjacency, i, j)), rows, weights)
+            worst = max(worst, float(np.linalg.norm(moved - base, axis=1).sum()))
+    return worst
+
+
+def _check_sensitivity(bound_of, rng, graphs=6):
+    """Assert that ``bound_of(weights, rows)`` covers every single-edge flip measured."""
+    cases = [(np.zeros((2, 2)), np.array([[1.0, 0.0], [-1.0, 0.0]]))]  # antipodal isolated pair
+    for _ in range(graphs):
+        n = int(rng.integers(4, 9))
+        cases.append((_random_graph(rng, n, rng.uniform(0.1, 0.6)), rng.normal(size=(n, 3))))
+    for adjacency, rows in cases:
+        for hops in (1, 2, 3):
+            for weights in (op.hop_weights(hops), np.eye(hops + 1)[-1]):
+                measured = _worst_total_change(adjacency, rows, weights)
+                assert measured <= bound_of(weights, rows) + 1e-9, (hops, weights, measured)
+
+
+def test_total_input_change_of_one_edge_is_within_the_bound():
+    _check_sensitivity(lambda weights, rows: op.sensitivity_bound(weights),
+                       np.random.default_rng(0))
+
+
+def test_the_sensitivity_check_catches_a_bound_half_too_small():
+    with pytest.raises(AssertionError):
+        _check_sensitivity(lambda weights, rows: 0.5 * op.sensitivity_bound(weights),
+                           np.random.default_rng(0), graphs=0)
+
+
+def test_non_negative_rows_are_within_the_smaller_diameter():
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        n = int(rng.integers(4, 8))
+        adjacency, rows = _random_graph(rng, n, 0.4), rng.random((n, 4))
+        weights = op.hop_weights(2)
+        assert (_worst_total_change(adjacency, rows, weights)
+                <= op.sensitivity_bound(weights, op.DIAMETER["nonnegative"]) + 1e-9)
+
+
+def _independent_epsilon(sigma, reg, n, dim, classes, psi, delta):
+    """The privacy-loss bound written out from the README's statement."""
+    tail = sigma * (dim ** 0.5 + classes ** 0.5 + (2 * math.log(1 / delta)) ** 0.5)
+    radius = (2 ** 0.5 * n + tail) / reg
+    gradient = psi * (2 ** 0.5 + radius / 2)
+    hessian = psi * (2 + (classes ** 0.5 + 2) * radius / 2)
+    return hessian / reg + tail * gradient / sigma ** 2 + gradient ** 2 / (2 * sigma ** 2)
+
+
+CASES = [(epsilon, n, dim, classes, psi) for epsilon in (8.0, 4.0, 1.0, 0.5)
+         for n, dim, classes, psi in ((140, 192, 7, 3.46), (2031, 48, 7, 2.0), (500, 20, 2, 1.0))]
+
+
+def _check_calibration(module):
+    delta = 1e-6
+    for epsilon, n, dim, classes, psi in CASES:
+        sigma, reg = module.calibrate(epsilon, delta, n, dim, classes, psi, 1.0)
+        assert _independent_epsilon(sigma, reg, n, dim, classes, psi, delta) <= epsilon * (
+            1 + 1e-9)
+        # the smallest noise at that regularisation: 1% less breaks the budget
+        assert _independent_epsilon(0.99 * sigma, reg, n, dim, classes, psi, delta) > epsilon
+
+
+def test_calibration_meets_the_independently_computed_bound():
+    _check_calibration(op)
+
+
+def test_the_calibration_check_catches_a_bound_without_the_jacobian_term(monkeypatch):
+    original = op.privacy_loss_bound
+
+    def without_jacobian(sigma, reg, n_train, dim, classes, psi, delta):
+        radius_free = original(sigma, math.inf, n_train, dim, classes, psi, delta)
+        return radius_free  # reg -> inf drops the Jacobian term and the radius
+
+    monkeypatch.setattr(op, "privacy_loss_bound", without_jacobian)
+    with pytest.raises(AssertionError):
+        _check_calibration(op)
+
+
+def test_the_calibration_check_catches_a_gaussian_tail_without_the_dimension(monkeypatch):
+    original = op.spectral_tail
+    monkeypatch.setattr(op, "spectral_tail", lambda sigma, dim, classes, delta: original(
+        sigma, 0, classes, delta))
+    with pytest.raises(AssertionError):
+        _check_calibration(op)
