@@ -130,3 +130,46 @@ def test_the_calibration_check_catches_a_gaussian_tail_without_the_dimension(mon
         sigma, 0, classes, delta))
     with pytest.raises(AssertionError):
         _check_calibration(op)
+
+
+def _analytic_gaussian_delta(sigma, sensitivity, epsilon):
+    """Balle and Wang's exact delta of the Gaussian mechanism, from scipy's normal cdf."""
+    from scipy.stats import norm
+
+    ratio = sensitivity / sigma
+    return (norm.cdf(ratio / 2 - epsilon / ratio)
+            - math.exp(epsilon) * norm.cdf(-ratio / 2 - epsilon / ratio))
+
+
+def _check_linear_calibration(module):
+    delta = 1e-7
+    for epsilon, psi in [(e, p) for e in (8.0, 4.0, 1.0) for p in (0.5, 3.46)]:
+        sigma = module.linear_sigma(epsilon, delta, psi)
+        assert _analytic_gaussian_delta(sigma, psi, epsilon) <= delta * (1 + 1e-6)
+        assert _analytic_gaussian_delta(0.99 * sigma, psi, epsilon) > delta
+
+
+def test_linear_objective_noise_meets_the_analytic_gaussian_delta():
+    _check_linear_calibration(op)
+
+
+def test_the_linear_check_catches_noise_calibrated_to_one_node(monkeypatch):
+    original = op.linear_sigma
+    monkeypatch.setattr(op, "linear_sigma", lambda epsilon, delta, psi: original(
+        epsilon, delta, min(psi, 1.0)))
+    with pytest.raises(AssertionError):
+        _check_linear_calibration(op)
+
+
+def test_class_sums_move_by_at_most_the_bound_for_one_edge():
+    rng = np.random.default_rng(2)
+    n = 8
+    adjacency, rows, labels = _random_graph(rng, n, 0.4), rng.normal(size=(n, 3)), rng.integers(
+        0, 3, n)
+    weights = op.hop_weights(2)
+    sums = op.propagated_inputs(sp.csr_matrix(adjacency), rows, weights).T @ np.eye(3)[labels]
+    for i in range(n):
+        for j in range(i + 1, n):
+            moved = op.propagated_inputs(sp.csr_matrix(_flipped(adjacency, i, j)), rows, weights)
+            change = np.linalg.norm(moved.T @ np.eye(3)[labels] - sums)
+            assert change <= op.sensitivity_bound(weights) + 1e-9

@@ -56,7 +56,7 @@ def parse_args(argv=None):
     """The command line (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("command", choices=["headline", "gcn", "ablate", "propagate", "noise",
-                                          "objpert"])
+                                       "objpert"])
     p.add_argument("--dataset", required=True, choices=graphs.DATASETS)
     p.add_argument("--split", default=None, help="as run.py's --split")
     p.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 4.0, 1.0])
