@@ -87,11 +87,13 @@ def test_non_negative_rows_are_within_the_smaller_diameter():
 
 def _independent_epsilon(sigma, reg, n, dim, classes, psi, delta):
     """The privacy-loss bound written out from the README's statement."""
-    tail = sigma * (dim ** 0.5 + classes ** 0.5 + (2 * math.log(1 / delta)) ** 0.5)
-    radius = (2 ** 0.5 * n + tail) / reg
+    t = (2 * math.log(2 / delta)) ** 0.5  # each excluded event has probability delta / 2
+    operator_norm = sigma * (dim ** 0.5 + classes ** 0.5 + t)
+    radius = (2 ** 0.5 * n + operator_norm) / reg
     gradient = psi * (2 ** 0.5 + radius / 2)
     hessian = psi * (2 + (classes ** 0.5 + 2) * radius / 2)
-    return hessian / reg + tail * gradient / sigma ** 2 + gradient ** 2 / (2 * sigma ** 2)
+    inner = sigma * (classes ** 0.5 + t) * gradient
+    return hessian / reg + inner / sigma ** 2 + gradient ** 2 / (2 * sigma ** 2)
 
 
 CASES = [(epsilon, n, dim, classes, psi) for epsilon in (8.0, 4.0, 1.0, 0.5)
@@ -124,7 +126,8 @@ def test_the_calibration_check_catches_a_bound_without_the_jacobian_term(monkeyp
         _check_calibration(op)
 
 
-def test_the_calibration_check_catches_a_gaussian_tail_without_the_dimension(monkeypatch):
+def test_the_calibration_check_catches_an_operator_norm_tail_without_the_dimension(
+        monkeypatch):
     original = op.spectral_tail
     monkeypatch.setattr(op, "spectral_tail", lambda sigma, dim, classes, delta: original(
         sigma, 0, classes, delta))

@@ -92,20 +92,23 @@ def spectral_tail(sigma, dim, classes, delta):
 def privacy_loss_bound(sigma, reg, n_train, dim, classes, psi, delta):
     """Epsilon of objective perturbation at ``(sigma, reg)``: ``(epsilon, delta)``-DP.
 
-    With ``B = spectral_tail(...)``, ``R = (sqrt(2) n_train + B) / reg`` bounds
-    ``||W||_op`` at any output whose noise has ``||b||_op <= B``; there one edge changes
-    the gradient of the objective by at most ``G = (sqrt(2) + R / 2) psi`` and the trace
-    norm of its Hessian by at most ``J = (2 + (sqrt(classes) + 2) R / 2) psi``, so the
-    log density ratio is at most ``J / reg + (2 B G + G^2) / (2 sigma^2)``. ``inf`` at
-    ``sigma == 0``.
+    Two events of probability ``delta / 2`` each are excluded (README): ``||b||_op > B``
+    with ``B = spectral_tail(sigma, dim, classes, delta / 2)``, and a pair-dependent
+    Lipschitz function of ``b`` exceeding ``sigma G (sqrt(classes) + t)``,
+    ``t = sqrt(2 ln(2 / delta))``. Outside them, ``R = (sqrt(2) n_train + B) / reg``
+    bounds ``||W||_op``, one edge changes the objective's gradient by at most
+    ``G = (sqrt(2) + R / 2) psi`` and its Hessian by at most
+    ``J = (2 + (sqrt(classes) + 2) R / 2) psi`` in trace norm, and the log density ratio
+    is at most ``J / reg + (2 sigma G (sqrt(classes) + t) + G^2) / (2 sigma^2)``.
+    ``inf`` at ``sigma == 0``.
     """
     if sigma <= 0:
         return math.inf
-    b = spectral_tail(sigma, dim, classes, delta)
-    radius = (math.sqrt(2) * n_train + b) / reg
+    radius = (math.sqrt(2) * n_train + spectral_tail(sigma, dim, classes, delta / 2)) / reg
     gradient = (math.sqrt(2) + radius / 2) * psi
     jacobian = (2 + (math.sqrt(classes) + 2) * radius / 2) * psi
-    return jacobian / reg + (2 * b * gradient + gradient ** 2) / (2 * sigma ** 2)
+    inner = sigma * gradient * (math.sqrt(classes) + math.sqrt(2 * math.log(2 / delta)))
+    return jacobian / reg + (2 * inner + gradient ** 2) / (2 * sigma ** 2)
 
 
 def smallest_sigma(epsilon, reg, n_train, dim, classes, psi, delta):
@@ -128,7 +131,7 @@ def smallest_sigma(epsilon, reg, n_train, dim, classes, psi, delta):
 
 def limit_sigma(epsilon, dim, classes, psi, delta):
     """The noise as ``reg`` grows without bound: ``R -> 0``, ``G -> sqrt(2) psi``."""
-    a = spectral_tail(1.0, dim, classes, delta)
+    a = math.sqrt(classes) + math.sqrt(2 * math.log(2 / delta))
     x = -a + math.sqrt(a * a + 2 * epsilon)  # x = G / sigma solves a x + x^2 / 2 = epsilon
     return math.sqrt(2) * psi / x
 
