@@ -74,6 +74,41 @@ def headline(records):
                   "gain kept inf", "eps=4", "eps=1"], rows)
 
 
+def anchors(records):
+    """``(dataset, split) -> (GCN, MLP)`` mean test accuracies of ``headline.jsonl``: the
+    better of the GCN's two inputs, and the DP-MLP at ``epsilon=inf``."""
+    groups = grouped(records, "dataset", "split", "model", "epsilon")
+    out = {}
+    for dataset, split in dict.fromkeys((k[0], k[1]) for k in groups):
+        def mean(model):
+            values = groups.get((dataset, split, model, math.inf))
+            return np.mean(values) if values else math.nan
+
+        out[(dataset, split)] = (np.nanmax([mean("gcn-64"), mean("gcn-64-raw")]),
+                                 mean("dpmlp"))
+    return out
+
+
+def objective(records):
+    """Objective perturbation per graph and objective, and the share of the GCN's gain
+    over the MLP kept (anchors from ``headline.jsonl``)."""
+    groups = grouped(records, "dataset", "split", "model", "rows", "hops", "epsilon")
+    reference = anchors(read("headline.jsonl"))
+    epsilons = (math.inf, 8.0, 4.0, 2.0, 1.0)
+    rows = []
+    for key in dict.fromkeys(k[:5] for k in groups):
+        gcn, mlp = reference.get(key[:2], (math.nan, math.nan))
+        kept = [np.mean(groups[(*key, e)]) if groups[(*key, e)] else math.nan
+                for e in (math.inf, 4.0, 1.0)]
+        rows.append(list(key) + [cell(groups[(*key, e)]) for e in epsilons]
+                    + [f"{100 * gcn:.1f} / {100 * mlp:.1f}"]
+                    + [f"{100 * (k - mlp) / (gcn - mlp):.0f}%" for k in kept])
+    headers = (["graph", "split", "objective", "rows", "hops"]
+               + [f"eps={e:g}" for e in epsilons]
+               + ["GCN / MLP", "gain kept inf", "eps=4", "eps=1"])
+    return table(headers, rows)
+
+
 def ablations(records):
     """Edge-level GAP with one parameter changed, per budget."""
     groups = grouped(records, "dataset", "split", "ablation", "epsilon")
@@ -140,7 +175,8 @@ def main():
     parts = [("Headline", headline, "headline.jsonl"), ("Ablations", ablations, "ablate.jsonl"),
              ("Propagated public rows", propagated, "propagate.jsonl"),
              ("Noise per budget", calibration, "noise.jsonl"),
-             ("Noise against signal", noise, "noise.jsonl")]
+             ("Noise against signal", noise, "noise.jsonl"),
+             ("Objective perturbation", objective, "objective_perturbation.jsonl")]
     for title, build, name in parts:
         records = read(name)
         if records:
