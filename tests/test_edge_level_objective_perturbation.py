@@ -176,3 +176,53 @@ def test_class_sums_move_by_at_most_the_bound_for_one_edge():
             moved = op.propagated_inputs(sp.csr_matrix(_flipped(adjacency, i, j)), rows, weights)
             change = np.linalg.norm(moved.T @ np.eye(3)[labels] - sums)
             assert change <= op.sensitivity_bound(weights) + 1e-9
+
+
+def _gradient_and_hessian(inputs, labels, weights, reg):
+    """Gradient and Hessian (row-major ``vec(W)``) of the summed cross-entropy plus ridge."""
+    logits = inputs @ weights
+    prob = np.exp(logits - logits.max(axis=1, keepdims=True))
+    prob /= prob.sum(axis=1, keepdims=True)
+    hessian = reg * np.eye(weights.size)
+    for h, p in zip(inputs, prob):
+        hessian += np.kron(np.outer(h, h), np.diag(p) - np.outer(p, p))
+    return inputs.T @ (prob - np.eye(weights.shape[1])[labels]) + reg * weights, hessian
+
+
+def _worst_realised_log_ratio(calibrate, epsilon, draws=40):
+    """The largest log density ratio ``p_D(W) / p_D'(W)`` over outputs ``W`` of the mechanism
+    on ``D``, for one edge joining two isolated nodes of opposite rows (the bound is tight)."""
+    rng = np.random.default_rng(3)
+    n, classes, delta = 10, 3, 1e-3
+    adjacency = _random_graph(rng, n, 0.3)
+    adjacency[:2, :] = adjacency[:, :2] = 0.0
+    rows = rng.normal(size=(n, 2))
+    rows[1] = -rows[0]
+    weights = op.hop_weights(1)
+    inputs = op.propagated_inputs(sp.csr_matrix(adjacency), rows, weights)
+    moved = op.propagated_inputs(sp.csr_matrix(_flipped(adjacency, 0, 1)), rows, weights)
+    labels = rng.integers(0, classes, n)
+    sigma, reg = calibrate(epsilon, delta, n, inputs.shape[1], classes,
+                           op.sensitivity_bound(weights), 1.0)
+    worst = -math.inf
+    for _ in range(draws):
+        noise = rng.normal(0.0, sigma, (inputs.shape[1], classes))
+        w = op.fit_perturbed(inputs, labels, classes, reg, noise)
+        grad, hessian = _gradient_and_hessian(inputs, labels, w, reg)
+        grad_moved, hessian_moved = _gradient_and_hessian(moved, labels, w, reg)
+        noise_moved = noise + grad - grad_moved  # the noise that gives the same W on D'
+        worst = max(worst, (np.sum(noise_moved ** 2) - np.sum(noise ** 2)) / (2 * sigma ** 2)
+                    + np.linalg.slogdet(hessian)[1] - np.linalg.slogdet(hessian_moved)[1])
+    return worst
+
+
+def test_realised_privacy_loss_of_the_logistic_objective_is_within_epsilon():
+    assert _worst_realised_log_ratio(op.calibrate, 1.0) <= 1.0
+
+
+def test_the_privacy_loss_check_catches_noise_ten_times_too_small():
+    def too_little(*args):
+        sigma, reg = op.calibrate(*args)
+        return sigma / 10, reg
+
+    assert _worst_realised_log_ratio(too_little, 1.0) > 1.0
