@@ -12,11 +12,13 @@ Mechanism (edge level: node rows and labels public, one undirected edge protecte
 2. Each node's input ``h_i = [w_0 Z_0[i], ..., w_K Z_K[i]]`` with ``sum w_k^2 <= 1``, so
    ``||h_i|| <= 1``. One edge added or removed moves the inputs of all nodes by at most
    ``sum_i ||h_i - h'_i|| <= psi = diameter * sum_k k w_k`` (:func:`sensitivity_bound`).
-3. ``W = argmin sum_(i in train) CE(W^T h_i, y_i) + reg / 2 ||W||_F^2 + <b, W>``,
-   ``b`` Gaussian of std ``sigma`` per entry, solved with L-BFGS.
-
-:func:`privacy_loss_bound` is the epsilon of the pair ``(sigma, reg)`` at ``delta``;
-:func:`calibrate` picks the pair for a target epsilon from public quantities only.
+3. Logistic objective: ``W = argmin sum_(i in train) CE(W^T h_i, y_i) + reg / 2
+   ||W||_F^2 + <b, W>``, ``b`` Gaussian of std ``sigma`` per entry, solved with L-BFGS.
+   :func:`privacy_loss_bound` is the epsilon of the pair ``(sigma, reg)`` at ``delta``;
+   :func:`calibrate` picks the pair for a target epsilon from public quantities only.
+4. Linear objective: the loss ``-<W^T h_i, e_(y_i)>`` instead, whose perturbed minimiser
+   is the Gaussian mechanism on the class sums of the inputs (:func:`linear_sigma`),
+   predicted by the nearest noisy class mean (:func:`fit_linear`).
 """
 
 import math
