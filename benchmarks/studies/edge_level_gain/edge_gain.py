@@ -10,7 +10,8 @@ measures, on the same splits and seeds (the benchmark harness's loader and fit):
   at a time (hops, width, epochs, what is aggregated, ...), at each budget;
 - ``propagate`` and ``noise``: see ``propagation.py``;
 - ``objpert``: objective perturbation on propagated public rows, see
-  ``objective_perturbation.py``.
+  ``objective_perturbation.py``;
+- ``stack``: public stacking and one private vote release, see ``public_stacking.py``.
 
 One JSON line per fit, appended to ``--out``. Examples (from the repository root)::
 
@@ -56,7 +57,7 @@ def parse_args(argv=None):
     """The command line (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("command", choices=["headline", "gcn", "ablate", "propagate", "noise",
-                                       "objpert"])
+                                       "objpert", "stack"])
     p.add_argument("--dataset", required=True, choices=graphs.DATASETS)
     p.add_argument("--split", default=None, help="as run.py's --split")
     p.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 4.0, 1.0])
@@ -71,6 +72,10 @@ def parse_args(argv=None):
                    help="propagate: the numbers of hops (default 1 2 3)")
     p.add_argument("--reg", type=float, default=1.0,
                    help="objpert: the L2 regularisation of the summed loss before calibration")
+    p.add_argument("--train-rows", nargs="+", default=None, choices=["crossfit", "onehot"],
+                   help="stack: the training nodes' released rows (default: both)")
+    p.add_argument("--noises", nargs="+", default=None, choices=["laplace", "gaussian"],
+                   help="stack: the release's noise (default: both)")
     p.add_argument("--gcn-hidden", nargs="+", type=int, default=[64])
     p.add_argument("--gcn-features", nargs="+", default=["normalized"],
                    choices=["normalized", "raw"],
@@ -135,8 +140,8 @@ def main(argv=None):
             out.flush()
             accuracy = record.get("test_accuracy")
             print(f"{time.strftime('%H:%M:%S')} " + " ".join(
-                f"{k}={record[k]}" for k in ("model", "ablation", "rows", "hops", "epsilon",
-                                             "seed") if k in record)
+                f"{k}={record[k]}" for k in ("model", "ablation", "rows", "train_rows", "noise",
+                                             "hops", "epsilon", "seed") if k in record)
                   + (f" test {100 * accuracy:.1f}" if accuracy is not None else ""), flush=True)
 
         if args.command in ("propagate", "noise"):
@@ -147,6 +152,10 @@ def main(argv=None):
             import objective_perturbation
 
             objective_perturbation.objpert(ds, split_for_seed, args, emit)
+        elif args.command == "stack":
+            import public_stacking
+
+            public_stacking.stack(ds, split_for_seed, args, emit)
         else:
             globals()[args.command](ds, split_for_seed, args, emit)
 
