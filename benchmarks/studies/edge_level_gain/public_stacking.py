@@ -193,8 +193,8 @@ def post_process(own, released, y, split):
     Returns
     -------
     dict
-        ``predictions`` for every node, the chosen ``form`` and ``C``, and the validation
-        accuracy.
+        ``predictions`` and class ``probabilities`` for every node, the chosen ``form``
+        and ``C``, and the validation accuracy.
     """
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -207,8 +207,9 @@ def post_process(own, released, y, split):
             model = make_pipeline(StandardScaler(), _logistic(c)).fit(inputs[train], y[train])
             score = model.score(inputs[val], y[val])
             if best is None or score > best[0]:
-                best = (score, form, c, model.predict(inputs))
-    return {"val_accuracy": best[0], "form": best[1], "C": best[2], "predictions": best[3]}
+                best = (score, form, c, model.predict(inputs), model.predict_proba(inputs))
+    return {"val_accuracy": best[0], "form": best[1], "C": best[2], "predictions": best[3],
+            "probabilities": best[4]}
 
 
 def stack_predict(adjacency, stage, y, split, epsilon, noise, train_rows, delta, rng):
