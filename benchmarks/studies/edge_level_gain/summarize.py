@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
 
 def read(name):
@@ -109,6 +110,59 @@ def objective(records):
     return table(headers, rows)
 
 
+#: Anchors that ``headline.jsonl`` lacks, quoted from the privacy-utility tables
+#: (``benchmarks/results/utility/amazon_*``, 5 seeds): the DP-MLP at ``epsilon=inf``, and
+#: edge-level GAP at ``epsilon`` 4 and 1 (the bar for the Amazon graphs).
+QUOTED = {("amazon_computers", "75/10/15"): {"dpmlp": 0.851, "gap-edp-4": 0.895,
+                                             "gap-edp-1": 0.869},
+          ("amazon_photo", "75/10/15"): {"dpmlp": 0.923, "gap-edp-4": 0.948,
+                                         "gap-edp-1": 0.931}}
+
+
+def _kept(value, gcn, mlp):
+    return f"{100 * (value - mlp) / (gcn - mlp):.0f}%" if gcn - mlp > 0 else "-"
+
+
+def stacking(records):
+    """Public stacking with one private vote release (the default release options), the
+    graph-free logistic regression of its stage 1 beside it, and the share of the GCN's
+    gain over the MLP kept by each (anchors from ``headline.jsonl`` and ``QUOTED``)."""
+    import public_stacking as ps
+
+    groups = grouped([r for r in records if r["model"] == "stack-stage1" or (
+        r.get("train_rows") == ps.DEFAULT_TRAIN_ROWS and r.get("noise") in (
+            ps.DEFAULT_NOISE, "none"))], "dataset", "split", "model", "epsilon")
+    reference = anchors(read("headline.jsonl"))
+    epsilons = (math.inf, 8.0, 4.0, 2.0, 1.0)
+    rows = []
+    for key in dict.fromkeys(k[:2] for k in groups):
+        gcn, mlp = reference.get(key, (math.nan, math.nan))
+        mlp = QUOTED.get(key, {}).get("dpmlp", mlp)
+        lr = groups[(*key, "stack-stage1", math.inf)]
+        means = {e: np.mean(groups[(*key, "stack", e)]) if groups[(*key, "stack", e)]
+                 else math.nan for e in epsilons}
+        rows.append(list(key) + [cell(lr)] + [cell(groups[(*key, "stack", e)]) for e in epsilons]
+                    + [f"{100 * gcn:.1f} / {100 * mlp:.1f}", _kept(np.mean(lr), gcn, mlp)]
+                    + [_kept(means[e], gcn, mlp) for e in (math.inf, 4.0, 1.0)])
+    headers = (["graph", "split", "stage 1 alone (graph-free LR)"]
+               + [f"stack eps={e:g}" for e in epsilons]
+               + ["GCN / MLP", "gain kept: LR alone", "stack inf", "eps=4", "eps=1"])
+    return table(headers, rows)
+
+
+def stacking_options(records):
+    """Every release option measured (training rows x noise), per budget."""
+    groups = grouped([r for r in records if r["model"] == "stack"], "dataset", "split",
+                     "train_rows", "noise", "epsilon")
+    epsilons = (8.0, 4.0, 2.0, 1.0)
+    rows = []
+    for key in dict.fromkeys(k[:4] for k in groups if k[3] != "none"):
+        rows.append(list(key) + [cell(groups[(*key[:3], "none", math.inf)])]
+                    + [cell(groups[(*key, e)]) for e in epsilons])
+    return table(["graph", "split", "training rows", "noise", "eps=inf"]
+                 + [f"eps={e:g}" for e in epsilons], rows)
+
+
 def ablations(records):
     """Edge-level GAP with one parameter changed, per budget."""
     groups = grouped(records, "dataset", "split", "ablation", "epsilon")
@@ -176,7 +230,9 @@ def main():
              ("Propagated public rows", propagated, "propagate.jsonl"),
              ("Noise per budget", calibration, "noise.jsonl"),
              ("Noise against signal", noise, "noise.jsonl"),
-             ("Objective perturbation", objective, "objective_perturbation.jsonl")]
+             ("Objective perturbation", objective, "objective_perturbation.jsonl"),
+             ("Public stacking", stacking, "public_stacking.jsonl"),
+             ("Public stacking: release options", stacking_options, "public_stacking.jsonl")]
     for title, build, name in parts:
         records = read(name)
         if records:
