@@ -76,6 +76,8 @@ def parse_args(argv=None):
                    help="stack: the training nodes' released rows (default: both)")
     p.add_argument("--noises", nargs="+", default=None, choices=["laplace", "gaussian"],
                    help="stack: the release's noise (default: both)")
+    p.add_argument("--stage1-fallback", action="store_true",
+                   help="stack: stage 1's own predictions as a candidate of stage 3")
     p.add_argument("--gcn-hidden", nargs="+", type=int, default=[64])
     p.add_argument("--gcn-features", nargs="+", default=["normalized"],
                    choices=["normalized", "raw"],

@@ -185,10 +185,12 @@ def stage3_inputs(own, released, form):
     return np.concatenate([own] + blocks, axis=1)
 
 
-def post_process(own, released, y, split):
+def post_process(own, released, y, split, fallback=None):
     """Stage 3: the second logistic regression, form and ``C`` chosen on validation nodes.
 
     Reads only the public ``own`` block, the public labels and the ``released`` sums.
+    ``fallback`` (public class probabilities of every node, e.g. stage 1's): a further
+    candidate, form ``"stage1"``, kept unless a fit beats its validation accuracy.
 
     Returns
     -------
@@ -201,6 +203,9 @@ def post_process(own, released, y, split):
 
     train, val = np.asarray(split["train"]), np.asarray(split["val"])
     best = None
+    if fallback is not None:
+        best = (float(np.mean(fallback[val].argmax(1) == y[val])), "stage1", None,
+                fallback.argmax(1), fallback)
     for form in FORMS:
         inputs = stage3_inputs(own, released, form)
         for c in STAGE3_C_GRID:
@@ -212,11 +217,16 @@ def post_process(own, released, y, split):
             "probabilities": best[4]}
 
 
-def stack_predict(adjacency, stage, y, split, epsilon, noise, train_rows, delta, rng):
-    """The three stages: one release from ``adjacency``, then post-processing only."""
+def stack_predict(adjacency, stage, y, split, epsilon, noise, train_rows, delta, rng,
+                  fallback=False):
+    """The three stages: one release from ``adjacency``, then post-processing only.
+
+    ``fallback``: stage 1's own predictions are a candidate of stage 3 (``post_process``).
+    """
     released = release(adjacency, vote_rows(stage, y, split, train_rows), epsilon, noise,
                        delta, rng)
-    return post_process(own_log_probs(stage, split), released, y, split)
+    return post_process(own_log_probs(stage, split), released, y, split,
+                        stage["probs"] if fallback else None)
 
 
 def stack(ds, split_for_seed, args, emit):
@@ -238,26 +248,30 @@ def stack(ds, split_for_seed, args, emit):
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         split, start = split_for_seed(seed), time.perf_counter()
         stage = public_stage(x, ds.y, split, seed)
-        emit({"model": "stack-stage1", "seed": seed, "epsilon": math.inf, "private": False,
-              "C": stage["C"], "val_accuracy": stage["val_accuracy"],
-              "test_accuracy": stage["test_accuracy"],
-              "fit_seconds": time.perf_counter() - start})
+        if not args.stage1_fallback:  # the same stage 1 as the run without the fallback
+            emit({"model": "stack-stage1", "seed": seed, "epsilon": math.inf, "private": False,
+                  "C": stage["C"], "val_accuracy": stage["val_accuracy"],
+                  "test_accuracy": stage["test_accuracy"],
+                  "fit_seconds": time.perf_counter() - start})
         for train_rows in args.train_rows or TRAIN_ROWS:
             for noise in args.noises or NOISES:
                 for epsilon in args.epsilons:
                     if math.isinf(epsilon) and noise != NOISES[0]:
                         continue  # one noise-free record per option
                     emit(_stack_record(adjacency, stage, ds.y, split, epsilon, noise,
-                                       train_rows, delta, seed))
+                                       train_rows, delta, seed, args.stage1_fallback))
 
 
-def _stack_record(adjacency, stage, y, split, epsilon, noise, train_rows, delta, seed):
+def _stack_record(adjacency, stage, y, split, epsilon, noise, train_rows, delta, seed,
+                  fallback):
     """One release and its stage 3: the record's fields."""
     rng = np.random.default_rng([seed, int(1000 * min(epsilon, 1e6))])
-    result = stack_predict(adjacency, stage, y, split, epsilon, noise, train_rows, delta, rng)
+    result = stack_predict(adjacency, stage, y, split, epsilon, noise, train_rows, delta, rng,
+                           fallback)
     private = math.isfinite(epsilon)
     test = np.asarray(split["test"])
-    return {"model": "stack", "seed": seed, "epsilon": epsilon, "train_rows": train_rows,
+    return {"model": "stack-fallback" if fallback else "stack", "seed": seed,
+            "epsilon": epsilon, "train_rows": train_rows,
             "noise": noise if private else "none", "hops": 1,
             "private": "unvetted" if private else False, "delta": delta,
             "noise_scale": (laplace_scale(epsilon) if noise == "laplace"
