@@ -124,9 +124,10 @@ def _kept(value, gcn, mlp):
 
 
 def stacking(records):
-    """Public stacking with one private vote release (the default release options), the
-    graph-free logistic regression of its stage 1 beside it, and the share of the GCN's
-    gain over the MLP kept by each (anchors from ``headline.jsonl`` and ``QUOTED``)."""
+    """Public stacking with one private vote release (the default release options; stage 3
+    with and without stage 1's predictions as a candidate), the graph-free logistic
+    regression of its stage 1 beside it, and the share of the GCN's gain over the MLP kept
+    by each (anchors from ``headline.jsonl`` and ``QUOTED``)."""
     import public_stacking as ps
 
     groups = grouped([r for r in records if r["model"] == "stack-stage1" or (
@@ -135,18 +136,18 @@ def stacking(records):
     reference = anchors(read("headline.jsonl"))
     epsilons = (math.inf, 8.0, 4.0, 2.0, 1.0)
     rows = []
-    for key in dict.fromkeys(k[:2] for k in groups):
-        gcn, mlp = reference.get(key, (math.nan, math.nan))
-        mlp = QUOTED.get(key, {}).get("dpmlp", mlp)
-        lr = groups[(*key, "stack-stage1", math.inf)]
-        means = {e: np.mean(groups[(*key, "stack", e)]) if groups[(*key, "stack", e)]
-                 else math.nan for e in epsilons}
-        rows.append(list(key) + [cell(lr)] + [cell(groups[(*key, "stack", e)]) for e in epsilons]
+    for key in dict.fromkeys(k[:3] for k in groups if k[2] != "stack-stage1"):
+        gcn, mlp = reference.get(key[:2], (math.nan, math.nan))
+        mlp = QUOTED.get(key[:2], {}).get("dpmlp", mlp)
+        lr = groups[(*key[:2], "stack-stage1", math.inf)]
+        means = {e: np.mean(groups[(*key, e)]) if groups[(*key, e)] else math.nan
+                 for e in epsilons}
+        rows.append(list(key) + [cell(lr)] + [cell(groups[(*key, e)]) for e in epsilons]
                     + [f"{100 * gcn:.1f} / {100 * mlp:.1f}", _kept(np.mean(lr), gcn, mlp)]
                     + [_kept(means[e], gcn, mlp) for e in (math.inf, 4.0, 1.0)])
-    headers = (["graph", "split", "stage 1 alone (graph-free LR)"]
-               + [f"stack eps={e:g}" for e in epsilons]
-               + ["GCN / MLP", "gain kept: LR alone", "stack inf", "eps=4", "eps=1"])
+    headers = (["graph", "split", "model", "stage 1 alone (graph-free LR)"]
+               + [f"eps={e:g}" for e in epsilons]
+               + ["GCN / MLP", "gain kept: LR alone", "inf", "eps=4", "eps=1"])
     return table(headers, rows)
 
 
