@@ -120,7 +120,9 @@ QUOTED = {("amazon_computers", "75/10/15"): {"dpmlp": 0.851, "gap-edp-4": 0.895,
 
 
 def _kept(value, gcn, mlp):
-    return f"{100 * (value - mlp) / (gcn - mlp):.0f}%" if gcn - mlp > 0 else "-"
+    if not gcn - mlp > 0 or math.isnan(value):
+        return "-"
+    return f"{100 * (value - mlp) / (gcn - mlp):.0f}%"
 
 
 def stacking(records):
@@ -136,14 +138,18 @@ def stacking(records):
     reference = anchors(read("headline.jsonl"))
     epsilons = (math.inf, 8.0, 4.0, 2.0, 1.0)
     rows = []
-    for key in dict.fromkeys(k[:3] for k in groups if k[2] != "stack-stage1"):
+    graphs = list(dict.fromkeys(k[:2] for k in groups))
+    keys = sorted(dict.fromkeys(k[:3] for k in groups if k[2] != "stack-stage1"),
+                  key=lambda k: (graphs.index(k[:2]), k[2]))
+    for key in keys:
         gcn, mlp = reference.get(key[:2], (math.nan, math.nan))
         mlp = QUOTED.get(key[:2], {}).get("dpmlp", mlp)
         lr = groups[(*key[:2], "stack-stage1", math.inf)]
         means = {e: np.mean(groups[(*key, e)]) if groups[(*key, e)] else math.nan
                  for e in epsilons}
         rows.append(list(key) + [cell(lr)] + [cell(groups[(*key, e)]) for e in epsilons]
-                    + [f"{100 * gcn:.1f} / {100 * mlp:.1f}", _kept(np.mean(lr), gcn, mlp)]
+                    + [f"{100 * gcn:.1f} / {100 * mlp:.1f}".replace("nan", "-"),
+                       _kept(np.mean(lr), gcn, mlp)]
                     + [_kept(means[e], gcn, mlp) for e in (math.inf, 4.0, 1.0)])
     headers = (["graph", "split", "model", "stage 1 alone (graph-free LR)"]
                + [f"eps={e:g}" for e in epsilons]
