@@ -8,7 +8,6 @@ each with a deliberately wrong variant that the same check catches.
 
 import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,6 @@ STUDY = Path(__file__).resolve().parents[1] / "benchmarks" / "studies" / "edge_l
 
 
 def _load_study_module():
-    sys.path.insert(0, str(STUDY))  # public_stacking imports its sibling propagation
     spec = importlib.util.spec_from_file_location("public_stacking", STUDY / "public_stacking.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -253,10 +253,11 @@ def stack(ds, split_for_seed, args, emit):
                   "C": stage["C"], "val_accuracy": stage["val_accuracy"],
                   "test_accuracy": stage["test_accuracy"],
                   "fit_seconds": time.perf_counter() - start})
+        noises = args.noises or NOISES
         for train_rows in args.train_rows or TRAIN_ROWS:
-            for noise in args.noises or NOISES:
+            for noise in noises:
                 for epsilon in args.epsilons:
-                    if math.isinf(epsilon) and noise != NOISES[0]:
+                    if math.isinf(epsilon) and noise != noises[0]:
                         continue  # one noise-free record per option
                     emit(_stack_record(adjacency, stage, ds.y, split, epsilon, noise,
                                        train_rows, delta, seed, args.stage1_fallback))
