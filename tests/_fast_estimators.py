@@ -28,6 +28,7 @@ FAST = {
                          private_inference=True)),
     "DRW": (skdpgraph.DRWClassifier,
             dict(epsilon=4.0, hidden_dim=8, epochs=2, batch_size=64, noise_multiplier=2.0)),
+    "Votes": (skdpgraph.NeighbourVoteClassifier, dict(epsilon=4.0)),
     "RGNN": (skdpgraph.RGNNClassifier,
              dict(num_sampled_features=2, epochs=2, feature_hops=2, label_hops=2, num_clusters=4,
                   hidden_dim=8, feature_type="continuous")),

@@ -109,7 +109,7 @@ def laplace_event(noise_multiplier: float) -> dp_event.DpEvent:
     Returns
     -------
     event : dp_accounting.DpEvent
-        dp-accounting's ``LaplaceDpEvent``.
+        The ``LaplaceDpEvent`` of dp-accounting.
     """
     return dp_event.LaplaceDpEvent(float(noise_multiplier))
 
@@ -131,6 +131,7 @@ def pure_epsilon(event: dp_event.DpEvent) -> float:
     Returns
     -------
     epsilon : float
+        The epsilon of the event, at every delta.
 
     Raises
     ------

@@ -84,7 +84,7 @@ class NeighbourVotePlan:
 
     @property
     def relation(self) -> str:
-        return f"add or remove {'one directed edge' if self.directed else 'one edge'}"
+        return f"add or remove one {'directed' if self.directed else 'undirected'} edge"
 
     @property
     def accountant(self) -> str:
@@ -159,6 +159,7 @@ def plan_neighbour_votes(epsilon: float, num_classes: int, directed: bool) -> Ne
     Returns
     -------
     plan : NeighbourVotePlan
+        Its scale is ``sensitivity / epsilon`` (None for ``epsilon=inf``).
 
     Raises
     ------
@@ -191,6 +192,7 @@ def neighbour_vote_sums(graph: Graph, rows: np.ndarray) -> np.ndarray:
     Returns
     -------
     sums : ndarray of shape (num_nodes, C)
+        Row ``v``: the sum of ``rows`` over ``v``'s in-neighbours.
 
     Raises
     ------
