@@ -54,6 +54,7 @@ ESTIMATORS = {
     "gap-edp": _make("GAPClassifier", unit="edge"),
     "gap-ndp": _make("GAPClassifier", unit="node"),
     "progap-edp": _make("ProGAPClassifier", unit="edge"),
+    "votes-edp": _make("NeighbourVoteClassifier"),
     "progap-ndp": _make("ProGAPClassifier", unit="node"),
     "dpnode-edge": _make("DPNodeClassifier", unit="edge"),
     "dpnode-node": _make("DPNodeClassifier", unit="node"),

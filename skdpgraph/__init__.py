@@ -10,7 +10,8 @@ __version__ = "0.1.0"
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "estimators": ["DPGraphClassifier", "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier",
-                   "FDPClassifier", "GAPClassifier", "ProGAPClassifier", "RGNNClassifier"],
+                   "FDPClassifier", "GAPClassifier", "NeighbourVoteClassifier",
+                   "ProGAPClassifier", "RGNNClassifier"],
     "graph": ["Graph", "Nodes"],
     "graph_collection": ["GraphCollection"],
     "privacy": ["PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "process_ledger"],

@@ -88,7 +88,7 @@ def all_estimators(data: str | None = None) -> list[tuple[str, type]]:
     >>> from skdpgraph import all_estimators
     >>> [name for name, _ in all_estimators(data="nodes")]  # doctest: +NORMALIZE_WHITESPACE
     ['DPMLPClassifier', 'DPNodeClassifier', 'DRWClassifier', 'FDPClassifier',
-     'GAPClassifier', 'ProGAPClassifier', 'RGNNClassifier']
+     'GAPClassifier', 'NeighbourVoteClassifier', 'ProGAPClassifier', 'RGNNClassifier']
     >>> [name for name, _ in all_estimators(data="graphs")]
     ['DPGraphClassifier']
     """

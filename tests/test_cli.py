@@ -82,8 +82,8 @@ def test_estimator_choices_are_the_registered_estimators():
 
 #: The configuration of ``tests._fast_estimators.FAST`` that trains each registered estimator.
 _FAST_KEY = {"DPMLPClassifier": "DPMLP", "DRWClassifier": "DRW", "FDPClassifier": "FDP",
-             "GAPClassifier": "GAP-edge", "ProGAPClassifier": "ProGAP-edge",
-             "RGNNClassifier": "RGNN"}
+             "GAPClassifier": "GAP-edge", "NeighbourVoteClassifier": "Votes",
+             "ProGAPClassifier": "ProGAP-edge", "RGNNClassifier": "RGNN"}
 #: Registered estimators the epsilon test leaves out, with the reason.
 _NOT_IN_EPSILON_TEST = {
     "DPNodeClassifier": "fits a chosen estimator with its defaults (seconds); its epsilon "

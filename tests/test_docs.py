@@ -21,7 +21,7 @@ ESTIMATORS = ["DPMLPClassifier", "GAPClassifier", "DRWClassifier", "FDPClassifie
               "RGNNClassifier"]
 # Every public estimator class, by module path (checked against the packages' __all__).
 PUBLIC_ESTIMATORS = [f"skdpgraph.estimators.{name}" for name in ESTIMATORS + [
-    "ProGAPClassifier", "DPNodeClassifier", "DPGraphClassifier"]] + [
+    "ProGAPClassifier", "NeighbourVoteClassifier", "DPNodeClassifier", "DPGraphClassifier"]] + [
     f"skdpgraph.model_selection.{name}" for name in ("PrivateRandomSearch", "BudgetedSearchCV")]
 SKLEARN_METHODS = ["fit", "predict", "predict_proba", "score"]
 # Outputs of an earlier in-tree build; copying them would hide a page that no longer builds.

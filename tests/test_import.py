@@ -62,7 +62,7 @@ def test_top_level_names_and_subpackages():
         "DPGraphClassifier", "DPMLPClassifier", "DPNodeClassifier", "DRWClassifier",
         "EdgesDroppedWarning",
         "FDPClassifier", "GAPClassifier", "Graph", "GraphCollection", "GraphDroppedWarning",
-        "Nodes",
+        "NeighbourVoteClassifier", "Nodes",
         "PrivacyBudgetError", "PrivacyLedger", "PrivacyReport", "ProGAPClassifier",
         "RGNNClassifier", "all_estimators", "make_graph_pipeline", "process_ledger"}
     assert skdpgraph.datasets is importlib.import_module("skdpgraph.datasets")

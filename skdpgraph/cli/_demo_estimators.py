@@ -20,6 +20,7 @@ DEMO_SETTINGS: dict[str, dict[str, dict]] = {
     "FDPClassifier": {"eps=8, K=1": dict(epsilon=8.0)},
     "GAPClassifier": {"edge, eps=inf": dict(epsilon=_INF), "edge, eps=4": dict(epsilon=4.0),
                       "node, eps=8": dict(epsilon=8.0, unit="node")},
+    "NeighbourVoteClassifier": {"edge, eps=4": dict(epsilon=4.0)},
     "ProGAPClassifier": {"edge, eps=4": dict(epsilon=4.0)},
     # The demo's CSBM features are continuous.
     "RGNNClassifier": {"eps_x=1, m=10, eps_y=3": dict(feature_type="continuous")},

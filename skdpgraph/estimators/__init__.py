@@ -10,6 +10,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "_front_door": ["DPNodeClassifier"],
     "_graph_classifier": ["DPGraphClassifier"],
     "_gap": ["GAPClassifier"],
+    "_neighbour_votes": ["NeighbourVoteClassifier"],
     "_progap": ["ProGAPClassifier"],
     "_rgnn": ["RGNNClassifier"],
 })

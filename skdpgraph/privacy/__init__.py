@@ -8,7 +8,8 @@ Its modules, by what they hold:
   (noise calibration that fails closed), ``_composition`` (several releases composed),
   ``_gap_accounting`` (GAP's stages and events).
 - **Mechanisms** (what adds the noise): ``_pma`` (GAP's aggregation release), ``_grr``
-  (randomised response), ``_neighbour_sums`` (FDP's inference release).
+  (randomised response), ``_neighbour_sums`` (FDP's inference release),
+  ``_vote_release`` (the Laplace release of neighbour class votes, with its plan).
 - **Plans** (one per mechanism family, behind one protocol): ``_plan_protocol``,
   ``_dpsgd_plan``, ``_fdp_plan``, ``_gap_plan``, ``_local_plans``.
 - **Records**: ``_report`` (the fitted ``privacy_``), ``_gap_statements`` (GAP's report
@@ -20,7 +21,8 @@ from skdpgraph._lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "_accountant": ["ADD_OR_REMOVE", "DEFAULT_ORDERS", "FINE_ORDERS", "REPLACE_ONE",
                     "compute_epsilon", "composed_event", "compute_rdp", "epsilon_from_rdp",
-                    "gaussian_event", "poisson_dpsgd_event", "relation_of",
+                    "gaussian_event", "laplace_event", "poisson_dpsgd_event", "pure_epsilon",
+                    "relation_of",
                     "repeat_and_select_event", "repeat_and_select_rdp",
                     "without_replacement_dpsgd_event"],
     "_composition": ["PrivacyCost", "Spend", "compose_spends", "release_event"],
@@ -40,6 +42,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
              "grr_randomize", "label_transition_matrix"],
     "_ledger": ["LedgerEntry", "PrivacyLedger", "Reservation", "process_ledger",
                 "reserve_spend"],
+    "_vote_release": ["NeighbourVotePlan", "neighbour_vote_sums", "plan_neighbour_votes",
+                      "release_neighbour_votes"],
     "_local_plans": ["LocalDPPlan", "LocalRandomiser", "UntilBudgetPlan", "plan_local_grr",
                      "plan_until_budget", "split_local_budget"],
     "_rdp_orders": ["OrderHint"],

@@ -33,6 +33,8 @@ __all__ = [
     "ADD_OR_REMOVE",
     "REPLACE_ONE",
     "gaussian_event",
+    "laplace_event",
+    "pure_epsilon",
     "poisson_dpsgd_event",
     "without_replacement_dpsgd_event",
     "compute_rdp",
@@ -94,6 +96,60 @@ def gaussian_event(noise_multiplier: float, count: int = 1) -> dp_event.DpEvent:
     """
     event = dp_event.GaussianDpEvent(noise_multiplier)
     return event if count == 1 else dp_event.SelfComposedDpEvent(event, count)
+
+
+def laplace_event(noise_multiplier: float) -> dp_event.DpEvent:
+    """One Laplace mechanism with scale = ``noise_multiplier`` x L1 sensitivity.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        The Laplace scale over the L1 sensitivity.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+        The ``LaplaceDpEvent`` of dp-accounting.
+    """
+    return dp_event.LaplaceDpEvent(float(noise_multiplier))
+
+
+def pure_epsilon(event: dp_event.DpEvent) -> float:
+    """The pure-DP epsilon of a Laplace event, alone or self-composed: ``count / multiplier``.
+
+    dp-accounting defines ``LaplaceDpEvent(noise_multiplier)`` as the Laplace mechanism of
+    scale ``noise_multiplier`` x L1 sensitivity, which is ``(1 / noise_multiplier, 0)``-DP;
+    ``count`` runs compose to ``count`` times that (basic composition is exact for the
+    worst-case privacy loss). The bound holds at every delta; dp-accounting's PLD
+    accountant gives at most this at any delta > 0 (checked in the tests).
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        A ``LaplaceDpEvent`` or a ``SelfComposedDpEvent`` of one.
+
+    Returns
+    -------
+    epsilon : float
+        The epsilon of the event, at every delta.
+
+    Raises
+    ------
+    ValueError
+        For any other event (it has no pure-DP epsilon here).
+
+    Examples
+    --------
+    >>> pure_epsilon(laplace_event(0.5))
+    2.0
+    """
+    count = 1
+    if isinstance(event, dp_event.SelfComposedDpEvent):
+        event, count = event.event, int(event.count)
+    if not isinstance(event, dp_event.LaplaceDpEvent):
+        raise ValueError(f"pure_epsilon: only Laplace events have a pure-DP epsilon here; "
+                         f"got {event}.")
+    return count / float(event.noise_multiplier)
 
 
 def poisson_dpsgd_event(noise_multiplier: float, sample_rate: float,

@@ -87,7 +87,9 @@ def release_event(release: Mapping[str, Any]) -> Any | None:
     A release that states its ``dp_event`` has that event. A release that states a Gaussian
     ``noise_multiplier`` (GAP's and ProGAP's PMA, FDP's neighbour sums) is ``hops``
     Gaussian mechanisms (1 when it states none) at that multiplier: the mechanism whose
-    exact epsilon the estimator recorded. Any other release has no event (None).
+    exact epsilon the estimator recorded; one that also states ``noise="laplace"`` (the
+    neighbour-vote release) is one Laplace mechanism at that multiplier (scale over L1
+    sensitivity). Any other release has no event (None).
 
     Parameters
     ----------
@@ -105,6 +107,8 @@ def release_event(release: Mapping[str, Any]) -> Any | None:
     True
     >>> release_event({"noise_multiplier": 2.0, "hops": 3})
     SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=2.0), count=3)
+    >>> release_event({"noise_multiplier": 0.5, "noise": "laplace"})
+    LaplaceDpEvent(noise_multiplier=0.5)
     """
     event = release.get("dp_event")
     if event is not None:
@@ -112,8 +116,10 @@ def release_event(release: Mapping[str, Any]) -> Any | None:
     sigma = release.get("noise_multiplier")
     if sigma is None or not math.isfinite(float(sigma)) or float(sigma) <= 0:
         return None
-    from skdpgraph.privacy._accountant import gaussian_event  # imports dp-accounting
+    from skdpgraph.privacy._accountant import gaussian_event, laplace_event  # dp-accounting
 
+    if release.get("noise") == "laplace":
+        return laplace_event(float(sigma))
     return gaussian_event(float(sigma), int(release.get("hops", 1)))
 
 

@@ -47,7 +47,7 @@ from tests._fast_estimators import FAST, make
 #: The six estimators of issue 11 (FDP's private inference is audited in items 3 and 4).
 ALL = [name for name in FAST if name != "FDP-private"]
 #: Estimators that make noisy releases after fit (through ``BaseDPClassifier._release``).
-RELEASING = ["GAP-edge", "GAP-node", "ProGAP-edge", "ProGAP-node", "FDP-private",
+RELEASING = ["GAP-edge", "GAP-node", "ProGAP-edge", "ProGAP-node", "FDP-private", "Votes",
              "RGNN"]
 #: Configurations audited for kept seeds besides ALL: with ``label_hops="auto"`` RGNN
 #: fits two more GNNs on a held-out split, which draws a split and an initialisation
@@ -91,10 +91,14 @@ def _modules(est) -> dict[str, nn.Module]:
 
 
 def _weights(est) -> dict[str, torch.Tensor]:
-    """Every parameter and buffer of every fitted torch module of ``est``."""
-    return {f"{name}.{key}": value.detach().cpu().clone()
-            for name, module in _modules(est).items()
-            for key, value in module.state_dict().items()}
+    """Every parameter and buffer of every fitted torch module of ``est``, and every array
+    released in ``fit`` (an estimator without a network keeps only those)."""
+    released = {f"release.{entry['kind']}": torch.as_tensor(entry["value"]).clone()
+                for entry in getattr(est, "_release_cache_", [])
+                if entry["paid_in_fit"] and isinstance(entry["value"], np.ndarray)}
+    return released | {f"{name}.{key}": value.detach().cpu().clone()
+                       for name, module in _modules(est).items()
+                       for key, value in module.state_dict().items()}
 
 
 def _same_weights(a: dict, b: dict) -> bool:
@@ -463,6 +467,7 @@ NOISE_REUSE = {
     "ProGAP-edge": dict(change="edge", reach=2, params=dict(hops=1)),
     "ProGAP-node": dict(change="edge", reach=3, params=dict(hops=1)),
     "FDP-private": dict(change="node", reach=2, params={}),
+    "Votes": dict(change="edge", reach=1, params={}),
     "RGNN": dict(change="node", reach=2, params=dict(feature_hops=1, label_hops=1)),
 }
 #: An audit fails when more than this fraction of the rows out of the change's reach are

@@ -17,6 +17,7 @@ FAST_CONFIGURATIONS = {
     "GAPClassifier": dict(epsilon=8.0, epochs=5, encoder_epochs=5, hidden_dim=8, random_state=0),
     "ProGAPClassifier": dict(epsilon=8.0, epochs=5, encoder_epochs=5, hidden_dim=8,
                              random_state=0),
+    "NeighbourVoteClassifier": dict(epsilon=8.0, random_state=0),
     # noise_multiplier given: dp-accounting's without-replacement RDP takes ~0.5 s per
     # evaluation, so calibrating in each of the ~55 checks would take minutes.
     "DRWClassifier": dict(epsilon=8.0, epochs=3, batch_size=16, hidden_dim=16,
@@ -49,10 +50,10 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
 
 
 _GAP_NEW_RELEASE = (
-    "predict on an array builds a new (edgeless) graph, so GAP runs a fresh noisy PMA release "
-    "on it (recorded in privacy_); different arrays get different noise by design"
+    "predict on an array builds a new (edgeless) graph, so GAP (or NeighbourVote) runs a fresh "
+    "noisy release on it (recorded in privacy_); different arrays get different noise by design"
 )
-for _name in ("GAPClassifier", "ProGAPClassifier"):
+for _name in ("GAPClassifier", "ProGAPClassifier", "NeighbourVoteClassifier"):
     EXPECTED_FAILED_CHECKS[_name] = {
         "check_methods_sample_order_invariance": _GAP_NEW_RELEASE,
         "check_methods_subset_invariance": _GAP_NEW_RELEASE,
@@ -87,7 +88,7 @@ _NEW_RELEASE_AFTER_LOADING = (
     "but content fingerprints identify private data and are never pickled, so after loading "
     "the rebuilt graph is a new release with fresh noise, recorded in privacy_.releases"
 )
-for _name in ("GAPClassifier", "ProGAPClassifier", "RGNNClassifier"):
+for _name in ("GAPClassifier", "ProGAPClassifier", "RGNNClassifier", "NeighbourVoteClassifier"):
     EXPECTED_FAILED_CHECKS[_name].update({
         "check_estimators_pickle": _NEW_RELEASE_AFTER_LOADING,
         "check_estimators_pickle(readonly_memmap=True)": _NEW_RELEASE_AFTER_LOADING,

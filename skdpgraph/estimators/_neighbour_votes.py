@@ -1,0 +1,209 @@
+"""Neighbour votes: public stacked logistic regressions around one Laplace release (edge level)."""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+import torch
+
+from skdpgraph._random import RandomStreams
+from skdpgraph._validation import DP_CONSTRAINTS, Interval, StrOptions
+from skdpgraph.estimators._base import BaseDPClassifier
+from skdpgraph.estimators._parameter_docs import fill_doc
+from skdpgraph.estimators._vote_stages import (
+    SELECTION_FOLDS, STAGE1_C_GRID, cross_fit, fit_class_model, kfold, row_normalised_features,
+    select, stage3_candidates, stage3_inputs,
+)
+from skdpgraph.graph import Graph, Nodes
+from skdpgraph.privacy import NeighbourVotePlan, plan_neighbour_votes, release_neighbour_votes
+
+__all__ = ["NeighbourVoteClassifier"]
+
+#: The kind of the one release in ``privacy_.releases`` and the release cache.
+_KIND = "neighbour_votes"
+#: Smallest probability whose log stage 3 reads (log 0 would be -inf).
+_FLOOR = 1e-6
+
+
+@fill_doc
+class NeighbourVoteClassifier(BaseDPClassifier):
+    """Edge-level DP node classifier: stacked logistic regressions around one Laplace release.
+
+    At edge level one edge is the unit and the node features and labels are public, so
+    only what reads the edges costs budget. Three stages:
+
+    1. a graph-free logistic regression on the row-normalised features (public);
+    2. one private release, for every node of the graph at once, of the sum over its
+       neighbours of a class row (training nodes: their one-hot label; other nodes:
+       stage 1's class probabilities), with Laplace noise of scale ``2 / epsilon`` per
+       coordinate (``1 / epsilon`` on a directed graph): adding or removing one edge
+       moves the sums by at most 2 in L1 norm;
+    3. a second logistic regression on each node's stage-1 log-probabilities
+       (cross-fitted on the training nodes) and its noisy sum (raw and/or divided by its
+       own total, never the true degree): post-processing of the release and public data.
+
+    Stacked models on Laplace-noised neighbour class counts follow LPGNet (Kolluri et
+    al., CCS 2022). The regularisation of both regressions and stage 3's input form are
+    chosen on held-out training nodes (free: the labels are public), or by 3-fold
+    cross-validation on the training nodes without a hold-out. Relation, unit, conditions
+    and the cost of ``predict``: the neighbour-vote section of the privacy-units guide,
+    repeated in ``privacy_``.
+
+    Parameters
+    ----------
+    epsilon : float, default=8.0
+        {{epsilon}}
+        It is spent by the one release (pure DP: it holds at every delta). ``np.inf``
+        releases the sums without noise.
+    delta : float, default=None
+        The delta stated in ``privacy_``, in ``(0, 1)``; the Laplace release is pure DP,
+        so it changes no noise. None: 0.
+    classes : array-like, default=None
+        {{classes}}
+    validation_fraction : float, "auto" or None, default="auto"
+        Hold out this fraction (in ``(0, 1)``, rounded up, stratified where every class
+        fits in both parts) of the training nodes to choose both regressions'
+        regularisation and stage 3's input form; then refit on every training node.
+        Free: the labels are public at this level. ``"auto"``: 10% from 500 training
+        nodes on. Without a hold-out (None, or ``"auto"`` below 500 nodes) the choice is
+        made by 3-fold cross-validation on the training nodes.
+    random_state : int, RandomState instance or None, default=None
+        {{random_state}}
+    device : {"auto", "cpu", "cuda", "cuda:<index>"} or torch.device, default="auto"
+        Resolved into ``device_`` as for the other estimators; the regressions run in
+        scikit-learn on the CPU whatever the device. It does not change the guarantee.
+    verbose : bool, default=False
+        Print the choices of the regularisation and of stage 3's input form (read from
+        public labels and the noisy release).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    epsilon_spent_ : float
+        Epsilon of the release (``epsilon``; inf without noise).
+    delta_ : float
+    noise_scale_ : float or None
+        The Laplace scale per coordinate; None for ``epsilon=inf``.
+    stage1_C_ : float
+        Stage 1's chosen inverse regularisation.
+    stage3_form_ : str
+        Stage 3's chosen input form: ``"own"``, ``"raw"``, ``"normalised"`` or ``"both"``.
+    stage3_C_ : float
+        Stage 3's chosen inverse regularisation.
+    privacy_ : PrivacyReport
+    device_ : torch.device
+
+    Examples
+    --------
+    >>> from skdpgraph import NeighbourVoteClassifier
+    >>> from skdpgraph.datasets import make_csbm
+    >>> data = make_csbm(n_nodes=300, random_state=0)
+    >>> clf = NeighbourVoteClassifier(epsilon=4.0, random_state=0)
+    >>> clf = clf.fit(data.nodes()[:200], data.y[:200])
+    >>> clf.epsilon_spent_, clf.predict(data.nodes()[200:]).shape
+    (4.0, (100,))
+    """
+
+    _parameter_constraints = {
+        **{name: DP_CONSTRAINTS[name]
+           for name in ("epsilon", "delta", "classes", "random_state", "device", "verbose")},
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"}),
+                                None],
+    }
+    _node_unit = False  # one edge is the unit: a node may be listed twice
+    _training_size_public = False  # the noise does not depend on the number of nodes
+    _history_on_private_data = False  # no history: the regressions read public data
+
+    def __init__(self, *, epsilon=8.0, delta=None, classes=None, validation_fraction="auto",
+                 random_state=None, device="auto", verbose=False):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ the unit
+    def _labels_public(self) -> bool:  # features and labels are public at edge level
+        return True
+
+    def _resolve_delta(self, nodes: Nodes) -> float:
+        """``delta``, or 0: the Laplace release is pure DP."""
+        return 0.0 if self.delta is None else float(self.delta)
+
+    # ------------------------------------------------------------------ plan and training
+    def _plan(self, nodes: Nodes, y: np.ndarray) -> NeighbourVotePlan:
+        return plan_neighbour_votes(self._budget(), len(self.classes_), nodes.graph.directed)
+
+    def _train(self, nodes: Nodes, y: np.ndarray, plan: NeighbourVotePlan,
+               streams: RandomStreams) -> None:
+        graph, k = nodes.graph, len(self.classes_)
+        self.noise_scale_ = plan.scale
+        splits = self._selection_splits(y, streams)
+        x = row_normalised_features(graph, nodes.index)
+        self.stage1_C_ = select(STAGE1_C_GRID, lambda c, fit, held: np.mean(
+            fit_class_model(x[fit], y[fit], c, k).predict_proba(x[held]).argmax(1) == y[held]),
+            splits)
+        self._stage1_ = fit_class_model(x, y, self.stage1_C_, k)
+        own = np.log(np.clip(cross_fit(x, y, self.stage1_C_, k,
+                                       kfold(len(y), streams.numpy("split"))), _FLOOR, None))
+        rows = self._rows(graph)
+        rows[nodes.index] = np.eye(k)[y]  # public labels vote for themselves
+        released = release_neighbour_votes(graph, rows, plan, streams.numpy("noise"))
+        self._cache_release(graph, _KIND, released)
+        inputs = {form: stage3_inputs(own, released[nodes.index], form)
+                  for form in ("own", "raw", "normalised", "both")}
+        self.stage3_form_, self.stage3_C_ = select(
+            stage3_candidates(), lambda pair, fit, held: np.mean(fit_class_model(
+                inputs[pair[0]][fit], y[fit], pair[1], k, scale=True).predict_proba(
+                inputs[pair[0]][held]).argmax(1) == y[held]), splits)
+        self._stage3_ = fit_class_model(inputs[self.stage3_form_], y, self.stage3_C_, k,
+                                        scale=True)
+        if self.verbose:
+            print(f"{type(self).__name__}: stage 1 C={self.stage1_C_:g}; stage 3 form="
+                  f"{self.stage3_form_!r}, C={self.stage3_C_:g}")
+
+    def _selection_splits(self, y: np.ndarray, streams: RandomStreams):
+        """``(fit, held)`` position pairs the choices are scored on: the hold-out, else folds."""
+        held = self._validation_size(len(y))
+        if held:
+            (fit, _), (out, _) = self._holdout(np.arange(len(y)), y, held, streams)
+            return [(fit, out)]
+        parts = kfold(len(y), streams.numpy("split"), SELECTION_FOLDS)
+        return [(np.setdiff1d(np.arange(len(y)), part), part) for part in parts]
+
+    def _rows(self, graph: Graph) -> np.ndarray:
+        """Stage 1's class probabilities of every node of ``graph``: the released rows."""
+        return self._stage1_.predict_proba(row_normalised_features(graph))
+
+    # ------------------------------------------------------------------ predict
+    def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
+        graph, plan = nodes.graph, self._plan_
+        released = self._release(graph, _KIND, lambda streams: release_neighbour_votes(
+            graph, self._rows(graph), plan, streams.numpy("noise")),
+            lambda: plan.release_cost(self.delta_))
+        own = np.log(np.clip(self._stage1_.predict_proba(
+            row_normalised_features(graph, nodes.index)), _FLOOR, None))
+        probabilities = self._stage3_.predict_proba(
+            stage3_inputs(own, released[nodes.index], self.stage3_form_))
+        return torch.from_numpy(np.log(np.clip(probabilities, 1e-300, None)))
+
+    # ------------------------------------------------------------------ report
+    def _unit_and_relation(self, graph: Graph) -> tuple[str, str]:
+        return self._plan_.unit, self._plan_.relation
+
+    def _inference(self, plan: NeighbourVotePlan) -> str:
+        if not plan.private:
+            return "not private: predict reads the noise-free neighbour sums."
+        return (f"predict on the fitted graph reuses the release paid in fit (no further "
+                f"cost); on any other graph it makes one new release of that graph's sums "
+                f"with fresh noise (scale {plan.scale:.4g}), recorded in privacy_.releases at "
+                f"epsilon {plan.epsilon():.4g}.")
+
+    def _assumptions(self, plan: NeighbourVotePlan, nodes: Nodes) -> tuple[str, ...]:
+        delta = (("delta is stated but unused: the release is pure DP",)
+                 if plan.private and self.delta is not None else ())
+        return plan.assumptions() + delta

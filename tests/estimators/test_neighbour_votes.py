@@ -1,0 +1,307 @@
+"""NeighbourVoteClassifier: the Laplace release's accounting, sensitivity, reuse and leaks.
+
+Each check is a function that returns what it finds wrong; every test runs it on the real
+estimator (nothing found) and on a deliberately broken variant (something found), so each
+test is shown able to fail.
+"""
+
+import dataclasses
+import math
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from dp_accounting import dp_event
+from dp_accounting.pld import pld_privacy_accountant
+from sklearn.preprocessing import normalize
+
+from skdpgraph import Graph, NeighbourVoteClassifier, PrivacyLedger
+from skdpgraph.datasets import make_csbm
+from skdpgraph.estimators import _neighbour_votes
+from skdpgraph.estimators._releases import ReleaseCache
+from skdpgraph.privacy import (
+    neighbour_vote_sums, plan_neighbour_votes, pure_epsilon, release_neighbour_votes,
+)
+
+EPSILON = 4.0
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_csbm(n_nodes=300, n_classes=4, n_features=8, random_state=0)
+
+
+def _fit(data, **params):
+    train = np.arange(0, 300, 2)
+    settings = dict(epsilon=EPSILON, random_state=0)
+    return NeighbourVoteClassifier(**{**settings, **params}).fit(
+        data.graph.nodes(train), data.y[train])
+
+
+def _clean_sums(est, graph, train=None, labels=None) -> np.ndarray:
+    """The noise-free release, computed here: ``A @ rows`` with the public rows."""
+    rows = est._stage1_.predict_proba(normalize(graph.features().astype(np.float64)))
+    if train is not None:
+        rows[train] = np.eye(rows.shape[1])[labels]
+    return np.asarray(graph.adjacency().astype(np.float64) @ rows)
+
+
+def _fit_release(est) -> np.ndarray:
+    return next(e["value"] for e in est._release_cache_ if e["paid_in_fit"])
+
+
+def _broken_scale(monkeypatch, factor: float) -> None:
+    """Broken estimator: its release draws noise ``factor`` x the planned scale."""
+    def release(graph, rows, plan, generator):
+        return release_neighbour_votes(
+            graph, rows, dataclasses.replace(plan, scale=plan.scale * factor), generator)
+
+    monkeypatch.setattr(_neighbour_votes, "release_neighbour_votes", release)
+
+
+# ---------------------------------------------------------------- the accountant
+def _accounting_findings(plan) -> list[str]:
+    """How the plan's epsilon disagrees with sensitivity / scale and with dp-accounting's PLD."""
+    out = []
+    expected = plan.sensitivity / plan.scale
+    for delta in (0.0, 1e-5, 1e-9):
+        if not math.isclose(plan.epsilon(delta), expected, rel_tol=1e-12):
+            out.append(f"epsilon({delta}) = {plan.epsilon(delta)} != {expected}")
+    for delta in (1e-3, 1e-6, 1e-9):
+        accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-3)
+        accountant.compose(dp_event.LaplaceDpEvent(plan.scale / plan.sensitivity))
+        pld = accountant.get_epsilon(delta)
+        if not expected * (1 - 1e-2) <= pld <= plan.epsilon(delta) * (1 + 1e-9):
+            out.append(f"PLD epsilon at {delta} = {pld}, plan {plan.epsilon(delta)}")
+    return out
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("epsilon", [0.5, 4.0, 8.0])
+def test_plan_epsilon_is_sensitivity_over_scale_and_bounds_the_pld(epsilon, directed):
+    plan = plan_neighbour_votes(epsilon, 3, directed)
+    assert plan.sensitivity == (1.0 if directed else 2.0)
+    assert plan.scale == pytest.approx(plan.sensitivity / epsilon)
+    assert plan.epsilon(1e-5) == pytest.approx(epsilon, rel=1e-12)
+    assert pure_epsilon(plan.dp_event()) == pytest.approx(epsilon, rel=1e-12)
+    assert _accounting_findings(plan) == []
+    # a plan whose noise is ten times smaller than its scale says
+    broken = dataclasses.replace(plan, scale=plan.scale / 10)
+    object.__setattr__(broken, "epsilon", lambda delta=0.0: epsilon)
+    assert _accounting_findings(broken)
+
+
+def _noise_findings(est, data) -> list[str]:
+    """The Laplace scale measured on the fit's release against the reported epsilon."""
+    train = np.arange(0, 300, 2)
+    noise = _fit_release(est) - _clean_sums(est, data.graph, train, data.y[train])
+    measured = float(np.mean(np.abs(noise)))  # E|Lap(b)| = b
+    implied = 2.0 / measured  # L1 sensitivity 2 of an undirected graph
+    if not math.isclose(implied, est.epsilon_spent_, rel_tol=0.15):
+        return [f"noise scale {measured:.4g} means epsilon {implied:.4g}; reported "
+                f"{est.epsilon_spent_:g}"]
+    return []
+
+
+def test_released_noise_matches_the_reported_epsilon(data, monkeypatch):
+    est = _fit(data)
+    assert est.epsilon_spent_ == pytest.approx(EPSILON) and est.delta_ == 0.0
+    assert _noise_findings(est, data) == []
+    _broken_scale(monkeypatch, 0.1)
+    assert _noise_findings(_fit(data), data)
+
+
+# ---------------------------------------------------------------- per-edge sensitivity
+def _toggled(edges: set, n: int, x: np.ndarray, pair: tuple, directed: bool) -> Graph:
+    changed = edges ^ {pair}
+    index = np.array(sorted(changed)).T if changed else np.zeros((2, 0), dtype=int)
+    return Graph(index, x, num_nodes=n, directed=directed)
+
+
+def _largest_edge_change(sums, directed: bool, seed: int, scale: float = 1.0) -> float:
+    """The largest L1 change of ``sums(graph, rows)`` over every single-edge add or remove
+    on a small random graph, with probability and one-hot rows times ``scale``."""
+    rng = np.random.default_rng(seed)
+    n, k = 10, 3
+    x = np.eye(n)
+    pairs = [(u, v) for u in range(n) for v in range(n) if u != v and (directed or u < v)]
+    edges = {pairs[i] for i in rng.choice(len(pairs), size=12, replace=False)}
+    rows = rng.dirichlet(np.ones(k), size=n)
+    rows[:3] = np.eye(k)[rng.integers(k, size=3)]
+    rows = rows * scale
+    base = sums(Graph(np.array(sorted(edges)).T, x, directed=directed), rows)
+    return max(float(np.abs(sums(_toggled(edges, n, x, pair, directed), rows) - base).sum())
+               for pair in pairs)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_one_edge_moves_the_noise_free_release_by_at_most_the_sensitivity(directed, seed):
+    sensitivity = plan_neighbour_votes(1.0, 3, directed).sensitivity
+    assert _largest_edge_change(neighbour_vote_sums, directed, seed) <= sensitivity + 1e-9
+
+    def unchecked(graph, rows):  # broken: rows of L1 norm above 1 are summed as they are
+        return np.asarray(graph.adjacency().astype(np.float64) @ rows)
+
+    assert _largest_edge_change(unchecked, directed, seed, scale=3.0) > sensitivity
+    with pytest.raises(ValueError, match="L1 norm"):
+        _largest_edge_change(neighbour_vote_sums, directed, seed, scale=3.0)
+
+
+# ---------------------------------------------------------------- releases at predict time
+def _reuse_findings(est, data) -> list[str]:
+    """What predict on the fitted graph charges or changes (it must reuse the paid release)."""
+    with PrivacyLedger() as ledger:
+        first = est.predict_proba(data.graph.nodes())
+        second = est.predict_proba(data.graph.nodes())
+    out = []
+    if est.privacy_.releases or ledger.entries:
+        out.append(f"{len(est.privacy_.releases)} new releases, {len(ledger.entries)} charges")
+    if not np.array_equal(first, second):
+        out.append("two predictions on the fitted graph differ")
+    return out
+
+
+def test_predict_on_the_fitted_graph_reuses_the_paid_release(data, monkeypatch):
+    assert _reuse_findings(_fit(data), data) == []
+    monkeypatch.setattr(ReleaseCache, "_cached", lambda self, graph, kind: None)
+    assert _reuse_findings(_fit(data), data)
+
+
+def _other_graph_findings(est, data) -> list[str]:
+    """What is wrong with predict on another graph: one new charged release, fresh noise."""
+    other = Graph(data.graph.edge_index[:, ::2], data.graph.x)  # half the edge entries
+    with PrivacyLedger() as ledger:
+        est.predict_proba(other.nodes())
+        est.predict_proba(other.nodes())  # the same graph again: no second charge
+    out = []
+    releases = est.privacy_.releases
+    if len(releases) != 1 or len(ledger.entries) != 1:
+        out.append(f"{len(releases)} releases, {len(ledger.entries)} ledger entries, not 1")
+    elif releases[0]["epsilon"] != pytest.approx(EPSILON) or releases[0]["noise"] != "laplace":
+        out.append(f"release recorded as {releases[0]}")
+    if not math.isclose(ledger.total().epsilon, EPSILON * len(ledger.entries)):
+        out.append(f"ledger total {ledger.total().epsilon}")
+    if not math.isclose(est.privacy_.total_epsilon, EPSILON * (1 + len(releases))):
+        out.append(f"privacy_.total_epsilon {est.privacy_.total_epsilon}")
+    value = next(e["value"] for e in est._release_cache_ if e["uid"] == other.uid)
+    noise, fit_noise = value - _clean_sums(est, other), _fit_release(est) - _clean_sums(
+        est, data.graph, np.arange(0, 300, 2), data.y[::2])
+    if np.mean(np.isclose(noise, fit_noise, rtol=0, atol=1e-9)) > 0.01:
+        out.append("the new release reuses the fit's noise")
+    return out
+
+
+def test_predict_on_another_graph_pays_a_new_release_with_fresh_noise(data, monkeypatch):
+    assert _other_graph_findings(_fit(data), data) == []
+    fit_streams = []
+    real = _neighbour_votes.release_neighbour_votes
+
+    def shared_noise(graph, rows, plan, generator):  # broken: every release the same noise
+        fit_streams.append(np.random.default_rng(7))
+        return real(graph, rows, plan, fit_streams[-1])
+
+    monkeypatch.setattr(_neighbour_votes, "release_neighbour_votes", shared_noise)
+    assert _other_graph_findings(_fit(data), data)
+
+
+# ---------------------------------------------------------------- the fitted object
+def _kept_randomness(obj, path="est", seen=None) -> list[str]:
+    """Paths of random generators, seed sequences or RandomStates held by ``obj``."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, (np.random.Generator, np.random.SeedSequence, np.random.RandomState,
+                        torch.Generator)):
+        return [path]
+    if isinstance(obj, dict):
+        items = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        items = vars(obj).items()
+    else:
+        return []
+    return [found for key, value in items
+            for found in _kept_randomness(value, f"{path}.{key}", seen)]
+
+
+def _pickle_findings(est, data) -> list[str]:
+    """Randomness kept by a pickled fitted estimator, and released values that are not noisy."""
+    loaded = pickle.loads(pickle.dumps(est))
+    out = _kept_randomness(loaded)
+    train = np.arange(0, 300, 2)
+    clean = _clean_sums(est, data.graph, train, data.y[train])
+    for entry in loaded._release_cache_:
+        if entry["fingerprint"] is not None:
+            out.append("a content fingerprint is pickled")
+        if np.isclose(entry["value"], clean, rtol=0, atol=1e-9).mean() > 0.01:
+            out.append(f"the pickled release {entry['kind']} holds noise-free sums")
+    arrays = [v for v in vars(loaded).values() if isinstance(v, np.ndarray) and v.ndim == 2]
+    if any(v.shape == clean.shape and np.allclose(v, clean) for v in arrays):
+        out.append("an attribute holds the noise-free sums")
+    return out
+
+
+def test_a_pickled_estimator_keeps_no_randomness_and_only_noisy_sums(data, monkeypatch):
+    assert _pickle_findings(_fit(data, random_state=None), data) == []
+    _broken_scale(monkeypatch, 0.0)  # broken: the release is the noise-free sums
+    assert _pickle_findings(_fit(data), data)
+
+
+# ---------------------------------------------------------------- epsilon=inf
+def _non_private_findings(est, data) -> list[str]:
+    """What differs from the non-private model: no guarantee and the noise-free sums."""
+    train = np.arange(0, 300, 2)
+    out = []
+    if est.privacy_.private or not math.isinf(est.epsilon_spent_) or est.noise_scale_ is not None:
+        out.append(f"reported {est.privacy_.epsilon}, scale {est.noise_scale_}")
+    if not np.allclose(_fit_release(est), _clean_sums(est, data.graph, train, data.y[train]),
+                       rtol=0, atol=1e-9):
+        out.append("the release is not the noise-free sums")
+    return out
+
+
+def test_infinite_epsilon_fits_the_non_private_model(data, monkeypatch):
+    est = _fit(data, epsilon=np.inf)
+    assert _non_private_findings(est, data) == []
+    assert est.score(data.graph.nodes(np.arange(1, 300, 2)), data.y[1::2]) > 0.5
+    real = _neighbour_votes.plan_neighbour_votes
+
+    def noisy(epsilon, num_classes, directed):  # broken: noise at epsilon=inf
+        plan = real(epsilon, num_classes, directed)
+        return dataclasses.replace(plan, scale=1.0) if plan.scale is None else plan
+
+    monkeypatch.setattr(_neighbour_votes, "plan_neighbour_votes", noisy)
+    assert _non_private_findings(_fit(data, epsilon=np.inf), data)
+
+
+# ---------------------------------------------------------------- report and API
+def test_report_states_the_unit_relation_mechanism_and_inference(data):
+    report = _fit(data).privacy_
+    assert report.unit == "one undirected edge; node features and labels are public"
+    assert report.neighbouring_relation == "add or remove one undirected edge"
+    assert report.mechanism.startswith("Laplace, scale 0.5 per coordinate")
+    assert "reuses the release paid in fit" in report.inference
+    assert any("node set are public" in a for a in report.assumptions)
+    assert report.delta == 0.0
+
+
+def test_directed_graph_halves_the_scale(data):
+    directed = Graph(data.graph.edge_index, data.graph.x, directed=True)
+    est = NeighbourVoteClassifier(epsilon=EPSILON, random_state=0).fit(
+        directed.nodes(np.arange(0, 300, 2)), data.y[::2])
+    assert est.noise_scale_ == pytest.approx(1.0 / EPSILON)
+    assert est.privacy_.unit.startswith("one directed edge")
+
+
+def test_graph_beats_its_own_stage_one_on_a_homophilous_graph():
+    data = make_csbm(n_nodes=600, n_classes=4, n_features=8, random_state=3)
+    train, test = np.arange(0, 600, 3), np.setdiff1d(np.arange(600), np.arange(0, 600, 3))
+    est = NeighbourVoteClassifier(epsilon=8.0, random_state=0).fit(
+        data.graph.nodes(train), data.y[train])
+    stage1 = np.mean(est._stage1_.predict_proba(
+        normalize(data.graph.features(test).astype(np.float64))).argmax(1) == data.y[test])
+    assert est.score(data.graph.nodes(test), data.y[test]) > stage1
