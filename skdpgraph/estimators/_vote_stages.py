@@ -11,6 +11,7 @@ import itertools
 from typing import Callable, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler, normalize
@@ -35,8 +36,15 @@ SELECTION_FOLDS = 3
 MAX_ITER = 1000
 
 
-def row_normalised_features(graph, index=None) -> np.ndarray:
-    """Dense float64 features of ``index`` (all nodes if None), each row of L2 norm 1."""
+def row_normalised_features(graph, index=None) -> np.ndarray | sp.csr_matrix:
+    """Float64 features of ``index`` (all nodes if None), each row of L2 norm 1.
+
+    Sparse features stay sparse (CSR): bag-of-words rows are mostly zeros, and the
+    regressions' cost then follows the non-zeros instead of the width.
+    """
+    if sp.issparse(graph.x):
+        rows = graph.x if index is None else graph.x[np.asarray(index)]
+        return normalize(sp.csr_matrix(rows, dtype=np.float64))
     return normalize(graph.features(index).astype(np.float64))
 
 

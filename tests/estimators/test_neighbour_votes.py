@@ -305,3 +305,22 @@ def test_graph_beats_its_own_stage_one_on_a_homophilous_graph():
     stage1 = np.mean(est._stage1_.predict_proba(
         normalize(data.graph.features(test).astype(np.float64))).argmax(1) == data.y[test])
     assert est.score(data.graph.nodes(test), data.y[test]) > stage1
+
+
+def test_sparse_features_give_the_dense_features_model(data):
+    import scipy.sparse as sp
+
+    sparse = Graph(data.graph.edge_index, sp.csr_matrix(data.graph.x))
+    assert sp.issparse(sparse.x) and not sp.issparse(data.graph.x)
+    train = np.arange(0, 300, 2)
+    dense_fit = NeighbourVoteClassifier(epsilon=np.inf, random_state=0).fit(
+        data.graph.nodes(train), data.y[train])
+    sparse_fit = NeighbourVoteClassifier(epsilon=np.inf, random_state=0).fit(
+        sparse.nodes(train), data.y[train])
+    # the rows the regressions read are the same, kept sparse
+    rows = _neighbour_votes.row_normalised_features(sparse, train)
+    assert sp.issparse(rows)
+    np.testing.assert_allclose(rows.toarray(), normalize(data.graph.features(train).astype(
+        np.float64)))
+    np.testing.assert_allclose(sparse_fit.predict_proba(sparse.nodes()),
+                               dense_fit.predict_proba(data.graph.nodes()), atol=1e-6)
