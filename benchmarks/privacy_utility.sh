@@ -20,7 +20,7 @@ for spec in "amazon_computers 75/10/15" "amazon_photo 75/10/15" "cora public" \
   set -- $spec
   dataset=$1 split=$2
   case " ${DATASETS:-$dataset} " in *" $dataset "*) ;; *) continue ;; esac
-  for estimator in ${ESTIMATORS:-dpmlp gap-edp progap-edp gap-ndp progap-ndp drw fdp rgnn}; do
+  for estimator in ${ESTIMATORS:-dpmlp gap-edp progap-edp votes-edp gap-ndp progap-ndp drw fdp rgnn}; do
     out="$OUT/$dataset-$estimator$SUFFIX.json"
     [ -f "$out" ] && continue
     extra=()  # RGNN's feature groups where the features are many binary ones (see registry.py)

@@ -17,7 +17,7 @@ def data():
 
 
 @pytest.mark.parametrize("unit,expected,unit_word", [
-    ("edge", "GAPClassifier", "edge"), ("node", "DPMLPClassifier", "node"),
+    ("edge", "NeighbourVoteClassifier", "edge"), ("node", "DPMLPClassifier", "node"),
     ("features", "DRWClassifier", "node"), ("local", "RGNNClassifier", "local")])
 def test_each_unit_fits_its_chosen_estimator_and_says_why(unit, expected, unit_word, data):
     epsilon = 13.0 if unit == "local" else 4.0
