@@ -711,14 +711,18 @@ def test_defaults_are_resolved_once_into_fitted_attributes(data, cls, params, re
     assert clf.get_params()["hops"] is None  # the parameters stay as given
 
 
-def test_the_front_door_builds_gap_with_the_unit():
+def test_the_front_door_builds_its_estimators_without_deprecated_names():
     import warnings
 
     from skdpgraph import DPNodeClassifier
+    from skdpgraph.estimators._front_door import choose
 
     data = make_csbm(n_nodes=120, n_classes=3, n_features=8, random_state=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FutureWarning)
-        clf = DPNodeClassifier(unit="edge", epsilon=4.0, random_state=0).fit(
-            data.nodes()[:80], data.y[:80])
-    assert clf.estimator_.unit == "edge" and clf.estimator_.privacy_level == "deprecated"
+    for unit in ("edge", "node"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FutureWarning)
+            clf = DPNodeClassifier(unit=unit, epsilon=4.0, random_state=0).fit(
+                data.nodes()[:80], data.y[:80])
+        params = clf.estimator_.get_params()
+        assert all(params[name] == value for name, value in choose(unit, 4.0).params.items())
+        assert params.get("privacy_level", "deprecated") == "deprecated"
