@@ -6,37 +6,15 @@ against the privacy-loss bound recomputed here from the theorem's formula, each 
 deliberately wrong variant that the same check catches.
 """
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-STUDY = Path(__file__).resolve().parents[1] / "benchmarks" / "studies" / "edge_level_gain"
+from tests._edge_study import flipped, load_study_module, random_graph
 
-
-def _load_study_module():
-    spec = importlib.util.spec_from_file_location(
-        "objective_perturbation", STUDY / "objective_perturbation.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-op = _load_study_module()
-
-
-def _random_graph(rng, n, p):
-    upper = np.triu(rng.random((n, n)) < p, 1)
-    return (upper | upper.T).astype(float)
-
-
-def _flipped(adjacency, i, j):
-    out = adjacency.copy()
-    out[i, j] = out[j, i] = 1.0 - out[i, j]
-    return out
+op = load_study_module("objective_perturbation")
 
 
 def _worst_total_change(adjacency, rows, weights):
@@ -46,7 +24,7 @@ def _worst_total_change(adjacency, rows, weights):
     worst = 0.0
     for i in range(n):
         for j in range(i + 1, n):
-            moved = op.propagated_inputs(sp.csr_matrix(_flipped(adjacency, i, j)), rows, weights)
+            moved = op.propagated_inputs(sp.csr_matrix(flipped(adjacency, i, j)), rows, weights)
             worst = max(worst, float(np.linalg.norm(moved - base, axis=1).sum()))
     return worst
 
@@ -56,7 +34,7 @@ def _check_sensitivity(bound_of, rng, graphs=6):
     cases = [(np.zeros((2, 2)), np.array([[1.0, 0.0], [-1.0, 0.0]]))]  # antipodal isolated pair
     for _ in range(graphs):
         n = int(rng.integers(4, 9))
-        cases.append((_random_graph(rng, n, rng.uniform(0.1, 0.6)), rng.normal(size=(n, 3))))
+        cases.append((random_graph(rng, n, rng.uniform(0.1, 0.6)), rng.normal(size=(n, 3))))
     for adjacency, rows in cases:
         for hops in (1, 2, 3):
             for weights in (op.hop_weights(hops), np.eye(hops + 1)[-1]):
@@ -79,7 +57,7 @@ def test_non_negative_rows_are_within_the_smaller_diameter():
     rng = np.random.default_rng(1)
     for _ in range(4):
         n = int(rng.integers(4, 8))
-        adjacency, rows = _random_graph(rng, n, 0.4), rng.random((n, 4))
+        adjacency, rows = random_graph(rng, n, 0.4), rng.random((n, 4))
         weights = op.hop_weights(2)
         assert (_worst_total_change(adjacency, rows, weights)
                 <= op.sensitivity_bound(weights, op.DIAMETER["nonnegative"]) + 1e-9)
@@ -167,13 +145,13 @@ def test_the_linear_check_catches_noise_calibrated_to_one_node(monkeypatch):
 def test_class_sums_move_by_at_most_the_bound_for_one_edge():
     rng = np.random.default_rng(2)
     n = 8
-    adjacency, rows, labels = _random_graph(rng, n, 0.4), rng.normal(size=(n, 3)), rng.integers(
+    adjacency, rows, labels = random_graph(rng, n, 0.4), rng.normal(size=(n, 3)), rng.integers(
         0, 3, n)
     weights = op.hop_weights(2)
     sums = op.propagated_inputs(sp.csr_matrix(adjacency), rows, weights).T @ np.eye(3)[labels]
     for i in range(n):
         for j in range(i + 1, n):
-            moved = op.propagated_inputs(sp.csr_matrix(_flipped(adjacency, i, j)), rows, weights)
+            moved = op.propagated_inputs(sp.csr_matrix(flipped(adjacency, i, j)), rows, weights)
             change = np.linalg.norm(moved.T @ np.eye(3)[labels] - sums)
             assert change <= op.sensitivity_bound(weights) + 1e-9
 
@@ -194,13 +172,13 @@ def _worst_realised_log_ratio(calibrate, epsilon, draws=40):
     on ``D``, for one edge joining two isolated nodes of opposite rows (the bound is tight)."""
     rng = np.random.default_rng(3)
     n, classes, delta = 10, 3, 1e-3
-    adjacency = _random_graph(rng, n, 0.3)
+    adjacency = random_graph(rng, n, 0.3)
     adjacency[:2, :] = adjacency[:, :2] = 0.0
     rows = rng.normal(size=(n, 2))
     rows[1] = -rows[0]
     weights = op.hop_weights(1)
     inputs = op.propagated_inputs(sp.csr_matrix(adjacency), rows, weights)
-    moved = op.propagated_inputs(sp.csr_matrix(_flipped(adjacency, 0, 1)), rows, weights)
+    moved = op.propagated_inputs(sp.csr_matrix(flipped(adjacency, 0, 1)), rows, weights)
     labels = rng.integers(0, classes, n)
     sigma, reg = calibrate(epsilon, delta, n, inputs.shape[1], classes,
                            op.sensitivity_bound(weights), 1.0)

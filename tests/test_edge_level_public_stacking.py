@@ -6,37 +6,16 @@ against independent computations, and that the release is the only use of the ed
 each with a deliberately wrong variant that the same check catches.
 """
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-STUDY = Path(__file__).resolve().parents[1] / "benchmarks" / "studies" / "edge_level_gain"
+from tests._edge_study import flipped, load_study_module, random_graph
 
-
-def _load_study_module():
-    spec = importlib.util.spec_from_file_location("public_stacking", STUDY / "public_stacking.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ps = _load_study_module()
-
-
-def _random_graph(rng, n, p):
-    upper = np.triu(rng.random((n, n)) < p, 1)
-    return (upper | upper.T).astype(float)
-
-
-def _flipped(adjacency, i, j):
-    out = adjacency.copy()
-    out[i, j] = out[j, i] = 1.0 - out[i, j]
-    return out
+ps = load_study_module("public_stacking")
 
 
 def _probability_rows(rng, n, classes):
@@ -53,7 +32,7 @@ def _worst_change(statistic, graphs):
         n = adjacency.shape[0]
         for i in range(n):
             for j in range(i + 1, n):
-                moved = statistic(sp.csr_matrix(_flipped(adjacency, i, j)), rows) - base
+                moved = statistic(sp.csr_matrix(flipped(adjacency, i, j)), rows) - base
                 worst_l1 = max(worst_l1, float(np.abs(moved).sum()))
                 worst_l2 = max(worst_l2, float(np.linalg.norm(moved)))
     return worst_l1, worst_l2
@@ -64,7 +43,7 @@ def _graphs(seed=0, count=6):
     out = [(np.zeros((2, 2)), np.eye(2))]  # two isolated nodes with different one-hot rows
     for _ in range(count):
         n = int(rng.integers(4, 9))
-        out.append((_random_graph(rng, n, rng.uniform(0.1, 0.7)), _probability_rows(rng, n, 3)))
+        out.append((random_graph(rng, n, rng.uniform(0.1, 0.7)), _probability_rows(rng, n, 3)))
     return out
 
 
@@ -147,7 +126,7 @@ def _tiny_problem(seed=4, n=60, classes=3):
     split = {"train": np.arange(30), "val": np.arange(30, 45), "test": np.arange(45, n)}
     probs = 0.5 * np.eye(classes)[y] + 0.5 * rng.dirichlet(np.ones(classes), n)
     stage = {"probs": probs, "crossfit": probs[:30]}
-    graphs = [sp.csr_matrix(_random_graph(rng, n, p)) for p in (0.05, 0.3)]
+    graphs = [sp.csr_matrix(random_graph(rng, n, p)) for p in (0.05, 0.3)]
     return stage, y, split, graphs
 
 
@@ -192,7 +171,7 @@ def test_edge_use_check_catches_a_true_degree_normaliser(monkeypatch):
 
 def test_noise_free_release_is_the_sums_and_noise_has_its_scale():
     rng = np.random.default_rng(5)
-    adjacency = sp.csr_matrix(_random_graph(rng, 30, 0.2))
+    adjacency = sp.csr_matrix(random_graph(rng, 30, 0.2))
     rows = _probability_rows(rng, 30, 4)
     clean = ps.release(adjacency, rows, math.inf, "laplace", 1e-8, rng)
     assert np.allclose(clean, adjacency.toarray() @ rows)

@@ -242,10 +242,11 @@ def release_neighbour_votes(graph: Graph, rows: np.ndarray, plan: NeighbourVoteP
     --------
     >>> import numpy as np
     >>> from skdpgraph import Graph
+    >>> from skdpgraph._random import RandomStreams
     >>> g = Graph([[0, 1], [1, 2]], np.eye(3))
     >>> plan = plan_neighbour_votes(epsilon=float("inf"), num_classes=2, directed=False)
     >>> release_neighbour_votes(g, np.array([[1, 0], [0, 1], [1, 0]]), plan,
-    ...                         np.random.default_rng(0)).tolist()
+    ...                         RandomStreams(0).numpy("noise")).tolist()
     [[0.0, 1.0], [2.0, 0.0], [0.0, 1.0]]
     """
     if graph.directed != plan.directed:
