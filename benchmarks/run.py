@@ -22,7 +22,8 @@ from collections import defaultdict
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ["cora", "facebook", "amazon_computers", "amazon_photo", "coauthor_cs", "csbm"]
+DATASETS = ["cora", "facebook", "amazon_computers", "amazon_photo", "coauthor_cs", "csbm",
+            "coauthor_physics", "twitch_en"]
 INF = float("inf")
 
 
@@ -95,10 +96,15 @@ def set_threads(n):
 
 def load(args):
     """Return the dataset and one ``seed -> {"train", "val", "test"}`` function."""
-    from skdpgraph.datasets import load_dataset, make_csbm, train_val_test_split
+    from skdpgraph.datasets import load_dataset, load_npz_zip, make_csbm, train_val_test_split
 
     if args.dataset == "csbm":
         ds = make_csbm(random_state=0)
+    elif args.dataset == "twitch_en":
+        ds = load_twitch(args.data_root / "twitch_en")
+    elif args.dataset == "coauthor_physics":
+        ds = load_npz_zip(args.data_root / "coauthor_physics" / "coauthor-physics.zip",
+                          "coauthor_physics")
     else:
         ds = load_dataset(args.dataset, args.data_root)
     split = args.split or ("public" if getattr(ds, "split", None) is not None else "75/10/15")
@@ -113,6 +119,40 @@ def load(args):
     if len(fractions) != 3 or not math.isclose(sum(fractions), 1.0):
         sys.exit(f"--split {split!r}: expected 'public' or three percentages summing to 100")
     return ds, split, lambda seed: train_val_test_split(ds.y, *fractions, random_state=seed)
+
+
+def load_twitch(folder):
+    """Twitch-EN (MUSAE ENGB): ``edges.csv`` by ``new_id``, ``features.json`` (node ->
+    active feature ids) as binary sparse rows, the ``mature`` column of ``target.csv``.
+
+    Parameters
+    ----------
+    folder : Path
+        The ``twitch_en`` folder of the shared datasets.
+
+    Returns
+    -------
+    GraphDataset
+        Without a standard split.
+    """
+    import numpy as np
+    import pandas as pd
+    import scipy.sparse as sp
+
+    from skdpgraph import Graph
+    from skdpgraph.datasets import GraphDataset
+
+    edges = pd.read_csv(folder / "edges.csv")
+    target = pd.read_csv(folder / "target.csv").sort_values("new_id")
+    n = len(target)
+    active = json.loads((folder / "features.json").read_text())
+    rows = [(int(node), f) for node, ids in active.items() for f in ids]
+    i, j = np.array(rows).T
+    x = sp.csr_matrix((np.ones(len(i), np.float32), (i, j)), shape=(n, j.max() + 1))
+    graph = Graph(edges[["from", "to"]].to_numpy().T, x, num_nodes=n)
+    y = target["mature"].astype(int).to_numpy()
+    return GraphDataset("twitch_en", graph, y, class_names=("False", "True"),
+                        description="MUSAE Twitch ENGB; label: mature")
 
 
 def fit_one(factory, params, epsilon, seed, ds, split, peak_memory):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from numbers import Real
 
 import numpy as np
@@ -12,8 +13,9 @@ from skdpgraph._validation import DP_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.estimators._vote_stages import (
-    SELECTION_FOLDS, STAGE1_C_GRID, cross_fit, fit_class_model, kfold, row_normalised_features,
-    select, stage3_candidates, stage3_inputs,
+    SELECTION_FOLDS, STAGE1_C_GRID, TiedVoteModel, cross_fit, fit_class_model, kfold,
+    propagated_features, row_normalised_features, select, stage3_candidates, stage3_inputs,
+    vote_rows,
 )
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.privacy import NeighbourVotePlan, plan_neighbour_votes, release_neighbour_votes
@@ -143,10 +145,13 @@ class NeighbourVoteClassifier(BaseDPClassifier):
         graph, k = nodes.graph, len(self.classes_)
         self.noise_scale_ = plan.scale
         splits = self._selection_splits(y, streams)
-        x = row_normalised_features(graph, nodes.index)
-        self.stage1_C_ = select(STAGE1_C_GRID, lambda c, fit, held: np.mean(
-            fit_class_model(x[fit], y[fit], c, k).predict_proba(x[held]).argmax(1) == y[held]),
-            splits)
+        inputs1 = ("features",) if plan.private else ("features", "propagated")
+        x = {name: self._stage1_inputs(graph, name, nodes.index) for name in inputs1}
+        self.stage1_input_, self.stage1_C_ = select(
+            list(itertools.product(inputs1, STAGE1_C_GRID)), lambda pair, fit, held: np.mean(
+                fit_class_model(x[pair[0]][fit], y[fit], pair[1], k).predict_proba(
+                    x[pair[0]][held]).argmax(1) == y[held]), splits)
+        x = x[self.stage1_input_]
         self._stage1_ = fit_class_model(x, y, self.stage1_C_, k)
         own = np.log(np.clip(cross_fit(x, y, self.stage1_C_, k,
                                        kfold(len(y), streams.numpy("split"))), _FLOOR, None))
@@ -154,17 +159,17 @@ class NeighbourVoteClassifier(BaseDPClassifier):
         rows[nodes.index] = np.eye(k)[y]  # public labels vote for themselves
         released = release_neighbour_votes(graph, rows, plan, streams.numpy("noise"))
         self._cache_release(graph, _KIND, released)
-        inputs = {form: stage3_inputs(own, released[nodes.index], form)
-                  for form in ("own", "raw", "normalised", "both")}
+        own_sums = released[nodes.index]
         self.stage3_form_, self.stage3_C_ = select(
-            stage3_candidates(), lambda pair, fit, held: np.mean(fit_class_model(
-                inputs[pair[0]][fit], y[fit], pair[1], k, scale=True).predict_proba(
-                inputs[pair[0]][held]).argmax(1) == y[held]), splits)
-        self._stage3_ = fit_class_model(inputs[self.stage3_form_], y, self.stage3_C_, k,
-                                        scale=True)
+            stage3_candidates(), lambda pair, fit, held: np.mean(_fit_stage3(
+                pair, own[fit], own_sums[fit], y[fit], k).predict_proba(
+                own[held], own_sums[held]).argmax(1) == y[held]), splits)
+        self._stage3_ = _fit_stage3((self.stage3_form_, self.stage3_C_), own, own_sums, y, k)
+        self.stage3_weights_ = getattr(self._stage3_, "weights", None)
         if self.verbose:
-            print(f"{type(self).__name__}: stage 1 C={self.stage1_C_:g}; stage 3 form="
-                  f"{self.stage3_form_!r}, C={self.stage3_C_:g}")
+            print(f"{type(self).__name__}: stage 1 reads {self.stage1_input_!r}, C="
+                  f"{self.stage1_C_:g}; stage 3 form={self.stage3_form_!r}, "
+                  f"C={self.stage3_C_}, weights={self.stage3_weights_}")
 
     def _selection_splits(self, y: np.ndarray, streams: RandomStreams):
         """``(fit, held)`` position pairs the choices are scored on: the hold-out, else folds."""
@@ -175,9 +180,18 @@ class NeighbourVoteClassifier(BaseDPClassifier):
         parts = kfold(len(y), streams.numpy("split"), SELECTION_FOLDS)
         return [(np.setdiff1d(np.arange(len(y)), part), part) for part in parts]
 
+    def _stage1_inputs(self, graph: Graph, name: str | None = None, index=None):
+        """Stage 1's inputs: the row-normalised ``"features"``, or their ``"propagated"``
+        form (SGC), which reads the edges and is a candidate only when the graph is
+        public (``epsilon=inf``)."""
+        name = self.stage1_input_ if name is None else name
+        if name == "propagated":
+            return propagated_features(graph, index)
+        return row_normalised_features(graph, index)
+
     def _rows(self, graph: Graph) -> np.ndarray:
-        """Stage 1's class probabilities of every node of ``graph``: the released rows."""
-        return self._stage1_.predict_proba(row_normalised_features(graph))
+        """Stage 1's sharpened class probabilities of every node of ``graph``: the released rows."""
+        return vote_rows(self._stage1_.predict_proba(self._stage1_inputs(graph)))
 
     # ------------------------------------------------------------------ predict
     def _predict_logits(self, nodes: Nodes) -> torch.Tensor:
@@ -186,9 +200,8 @@ class NeighbourVoteClassifier(BaseDPClassifier):
             graph, self._rows(graph), plan, streams.numpy("noise")),
             lambda: plan.release_cost(self.delta_))
         own = np.log(np.clip(self._stage1_.predict_proba(
-            row_normalised_features(graph, nodes.index)), _FLOOR, None))
-        probabilities = self._stage3_.predict_proba(
-            stage3_inputs(own, released[nodes.index], self.stage3_form_))
+            self._stage1_inputs(graph, index=nodes.index)), _FLOOR, None))
+        probabilities = self._stage3_.predict_proba(own, released[nodes.index])
         return torch.from_numpy(np.log(np.clip(probabilities, 1e-300, None)))
 
     # ------------------------------------------------------------------ report
@@ -207,3 +220,23 @@ class NeighbourVoteClassifier(BaseDPClassifier):
         delta = (("delta is stated but unused: the release is pure DP",)
                  if plan.private and self.delta is not None else ())
         return plan.assumptions() + delta
+
+
+class _RegressionStage3:
+    """Stage 3 as a logistic regression on :func:`stage3_inputs` of one form."""
+
+    def __init__(self, form: str, model) -> None:
+        self.form, self.model = form, model
+
+    def predict_proba(self, own: np.ndarray, released: np.ndarray) -> np.ndarray:
+        return self.model.predict_proba(stage3_inputs(own, released, self.form))
+
+
+def _fit_stage3(candidate: tuple, own: np.ndarray, released: np.ndarray, y: np.ndarray,
+                num_classes: int):
+    """Stage 3 fitted on one ``(form, C)`` candidate of :func:`stage3_candidates`."""
+    form, c = candidate
+    if form == "tied":
+        return TiedVoteModel().fit(own, released, y)
+    inputs = stage3_inputs(own, released, form)
+    return _RegressionStage3(form, fit_class_model(inputs, y, c, num_classes, scale=True))

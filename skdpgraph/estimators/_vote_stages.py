@@ -18,7 +18,8 @@ from sklearn.preprocessing import StandardScaler, normalize
 
 __all__ = ["STAGE1_C_GRID", "STAGE3_C_GRID", "FORMS", "FOLDS", "SELECTION_FOLDS", "ClassModel",
            "fit_class_model", "kfold", "cross_fit", "select", "stage3_inputs", "stage3_candidates",
-           "row_normalised_features"]
+           "row_normalised_features", "propagated_features", "vote_rows", "TiedVoteModel",
+           "VOTE_SHARPNESS", "PUBLIC_HOPS", "TIED_RAW_GRID", "TIED_NORMALISED_GRID"]
 
 #: Stage 1's inverse regularisation strengths, one chosen on held-out training nodes (the
 #: first one without any).
@@ -34,6 +35,16 @@ FOLDS = 5
 SELECTION_FOLDS = 3
 #: Iterations of lbfgs.
 MAX_ITER = 1000
+#: Power the stage-1 probabilities are raised to (then renormalised to sum 1) before
+#: they vote: sharper rows put more of each unit-L1 row on one class, so the same
+#: Laplace noise hides less of the vote.
+VOTE_SHARPNESS = 2.0
+#: Hops of the feature propagation stage 1 may read when the graph is public
+#: (``epsilon=inf``).
+PUBLIC_HOPS = 2
+#: The tied stage 3's weights of the noisy sum, raw and divided by its own total.
+TIED_RAW_GRID = (0.0, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+TIED_NORMALISED_GRID = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
 
 def row_normalised_features(graph, index=None) -> np.ndarray | sp.csr_matrix:
@@ -46,6 +57,94 @@ def row_normalised_features(graph, index=None) -> np.ndarray | sp.csr_matrix:
         rows = graph.x if index is None else graph.x[np.asarray(index)]
         return normalize(sp.csr_matrix(rows, dtype=np.float64))
     return normalize(graph.features(index).astype(np.float64))
+
+
+def propagated_features(graph, index=None, hops: int = PUBLIC_HOPS) -> np.ndarray | sp.csr_matrix:
+    """Row-normalised features propagated ``hops`` times over the graph (SGC), rows of L2 norm 1.
+
+    The propagation is GCN's: ``D^{-1/2} (A + I) D^{-1/2}`` with ``D`` the in-degree plus
+    one (Wu et al., "Simplifying Graph Convolutional Networks", ICML 2019). It reads the
+    edges, so only a non-private fit (``epsilon=inf``, the graph public) may call it.
+
+    Parameters
+    ----------
+    graph : Graph
+    index : array-like of int, default=None
+        Rows to return (all nodes if None).
+    hops : int, default=PUBLIC_HOPS
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_matrix of shape (len(index), n_features)
+    """
+    adjacency = graph.adjacency().astype(np.float64) + sp.identity(graph.num_nodes)
+    scale = sp.diags(1.0 / np.sqrt(np.asarray(adjacency.sum(axis=1)).ravel()))
+    step = (scale @ adjacency @ scale).tocsr()
+    x = row_normalised_features(graph)
+    for _ in range(hops):
+        x = step @ x
+    x = x if index is None else x[np.asarray(index)]
+    return normalize(sp.csr_matrix(x) if sp.issparse(x) else np.asarray(x))
+
+
+def vote_rows(probabilities: np.ndarray, sharpness: float = VOTE_SHARPNESS) -> np.ndarray:
+    """Class rows that vote: ``probabilities ** sharpness``, renormalised to sum 1 per row.
+
+    Parameters
+    ----------
+    probabilities : ndarray of shape (n, C)
+        Non-negative rows, each with a positive entry.
+    sharpness : float, default=VOTE_SHARPNESS
+
+    Returns
+    -------
+    ndarray of shape (n, C)
+        Non-negative rows of L1 norm 1.
+    """
+    powered = np.asarray(probabilities, dtype=np.float64) ** sharpness
+    return powered / powered.sum(axis=1, keepdims=True)
+
+
+class TiedVoteModel:
+    """Stage 3 with two weights shared by every class: stage 1's log-probabilities plus votes.
+
+    The score of class ``c`` is ``own_c + a * S_c + b * S_c / max(sum(S), 1)``, where
+    ``S`` is the node's noisy vote sum; ``(a, b)`` maximise the mean log-likelihood of
+    the training labels over :data:`TIED_RAW_GRID` x :data:`TIED_NORMALISED_GRID`
+    (``(0, 0)``, stage 1 alone, wins ties). Two parameters, so a few training nodes fit
+    them without the overfitting of a full regression on noisy inputs.
+
+    Attributes
+    ----------
+    weights : tuple of float
+        The chosen ``(a, b)`` after :meth:`fit`.
+    """
+
+    def fit(self, own: np.ndarray, released: np.ndarray, y: np.ndarray) -> "TiedVoteModel":
+        """Choose ``(a, b)`` on ``own`` (log-probabilities), ``released`` sums and labels ``y``."""
+        best = None
+        for weights in itertools.product(TIED_RAW_GRID, TIED_NORMALISED_GRID):
+            log_likelihood = _log_softmax(self._scores(own, released, weights))
+            value = float(np.mean(log_likelihood[np.arange(len(y)), y]))
+            if best is None or value > best[0] + 1e-12:
+                best = (value, weights)
+        self.weights = best[1]
+        return self
+
+    @staticmethod
+    def _scores(own, released, weights):
+        raw, normalised = weights
+        total = np.maximum(released.sum(axis=1), 1.0)[:, None]
+        return own + raw * released + normalised * released / total
+
+    def predict_proba(self, own: np.ndarray, released: np.ndarray) -> np.ndarray:
+        """Class probabilities of rows with log-probabilities ``own`` and sums ``released``."""
+        return np.exp(_log_softmax(self._scores(own, released, self.weights)))
+
+
+def _log_softmax(scores: np.ndarray) -> np.ndarray:
+    shifted = scores - scores.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 
 
 class ClassModel:
@@ -141,8 +240,10 @@ def stage3_inputs(own: np.ndarray, released: np.ndarray, form: str) -> np.ndarra
     return np.concatenate([own, *blocks], axis=1)
 
 
-def stage3_candidates() -> list[tuple[str, float]]:
-    """Every ``(form, C)`` pair stage 3 selects from, the default (``"both"``, 0.1) first."""
-    pairs = list(itertools.product(FORMS, STAGE3_C_GRID))
-    default = ("both", 0.1)
-    return [default] + [pair for pair in pairs if pair != default]
+def stage3_candidates() -> list[tuple[str, float | None]]:
+    """Every ``(form, C)`` pair stage 3 selects from, the default (``"tied"``, None) first.
+
+    ``"tied"`` is :class:`TiedVoteModel` (no C); the other forms are logistic
+    regressions on :func:`stage3_inputs` at each C of :data:`STAGE3_C_GRID`.
+    """
+    return [("tied", None)] + list(itertools.product(FORMS, STAGE3_C_GRID))

@@ -19,6 +19,7 @@ from sklearn.preprocessing import normalize
 from skdpgraph import Graph, NeighbourVoteClassifier, PrivacyLedger
 from skdpgraph.datasets import make_csbm
 from skdpgraph.estimators import _neighbour_votes
+from skdpgraph.estimators._vote_stages import VOTE_SHARPNESS
 from skdpgraph.estimators._releases import ReleaseCache
 from skdpgraph.privacy import (
     neighbour_vote_sums, plan_neighbour_votes, pure_epsilon, release_neighbour_votes,
@@ -40,8 +41,17 @@ def _fit(data, **params):
 
 
 def _clean_sums(est, graph, train=None, labels=None) -> np.ndarray:
-    """The noise-free release, computed here: ``A @ rows`` with the public rows."""
-    rows = est._stage1_.predict_proba(normalize(graph.features().astype(np.float64)))
+    """The noise-free release, computed here: ``A @ rows`` with the public rows (stage 1's
+    probabilities raised to ``VOTE_SHARPNESS`` and renormalised)."""
+    x = normalize(graph.features().astype(np.float64))
+    if est.stage1_input_ == "propagated":  # SGC's two hops, only when the graph is public
+        a_hat = graph.adjacency().toarray() + np.eye(graph.num_nodes)
+        scale = 1.0 / np.sqrt(a_hat.sum(axis=1))
+        step = scale[:, None] * a_hat * scale[None, :]
+        x = normalize(step @ (step @ x))
+    rows = est._stage1_.predict_proba(x)
+    rows = rows ** VOTE_SHARPNESS
+    rows /= rows.sum(axis=1, keepdims=True)
     if train is not None:
         rows[train] = np.eye(rows.shape[1])[labels]
     return np.asarray(graph.adjacency().astype(np.float64) @ rows)

@@ -1,13 +1,10 @@
 """The graphs of the edge-level study and their splits, through the benchmark harness.
 
-Cora, Coauthor CS and the other graphs ``run.py`` knows come from its loader
-(``run.load``: the public split or stratified train/val/test percentages, one split per
-seed). Coauthor Physics and Twitch-EN, which ``run.py`` does not list, are read here with
-the library's public loaders where one fits (``load_npz_zip``) and split the same way.
+Every graph comes from the benchmark harness's loader (``run.load``: the public split or
+stratified train/val/test percentages, one split per seed).
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -17,42 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
 
 import run  # noqa: E402  (the benchmark harness: loader, splits, one fit)
 
-#: Graphs the study reads beyond ``run.DATASETS``.
-EXTRA = ("coauthor_physics", "twitch_en")
-DATASETS = tuple(run.DATASETS) + EXTRA
-
-
-def load_twitch(folder):
-    """Twitch-EN (MUSAE ENGB): ``edges.csv`` by ``new_id``, ``features.json`` (node ->
-    active feature ids) as binary sparse rows, the ``mature`` column of ``target.csv``.
-
-    Parameters
-    ----------
-    folder : Path
-        The ``twitch_en`` folder of the shared datasets.
-
-    Returns
-    -------
-    GraphDataset
-        Without a standard split.
-    """
-    import pandas as pd
-    import scipy.sparse as sp
-
-    from skdpgraph import Graph
-    from skdpgraph.datasets import GraphDataset
-
-    edges = pd.read_csv(folder / "edges.csv")
-    target = pd.read_csv(folder / "target.csv").sort_values("new_id")
-    n = len(target)
-    active = json.loads((folder / "features.json").read_text())
-    rows = [(int(node), f) for node, ids in active.items() for f in ids]
-    i, j = np.array(rows).T
-    x = sp.csr_matrix((np.ones(len(i), np.float32), (i, j)), shape=(n, j.max() + 1))
-    graph = Graph(edges[["from", "to"]].to_numpy().T, x, num_nodes=n)
-    y = target["mature"].astype(int).to_numpy()
-    return GraphDataset("twitch_en", graph, y, class_names=("False", "True"),
-                        description="MUSAE Twitch ENGB; label: mature")
+DATASETS = tuple(run.DATASETS)
 
 
 def load(dataset, split, data_root):
@@ -73,15 +35,7 @@ def load(dataset, split, data_root):
     tuple
         The ``GraphDataset``, the split's name and the split function of each seed.
     """
-    from skdpgraph.datasets import load_npz_zip, train_val_test_split
-
-    if dataset not in EXTRA:
-        return run.load(argparse.Namespace(dataset=dataset, split=split, data_root=data_root))
-    ds = (load_twitch(data_root / dataset) if dataset == "twitch_en" else
-          load_npz_zip(data_root / dataset / "coauthor-physics.zip", dataset))
-    split = split or "75/10/15"
-    fractions = [float(part) / 100 for part in split.split("/")]
-    return ds, split, lambda seed: train_val_test_split(ds.y, *fractions, random_state=seed)
+    return run.load(argparse.Namespace(dataset=dataset, split=split, data_root=data_root))
 
 
 def degree_summary(graph):
