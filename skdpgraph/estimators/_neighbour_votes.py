@@ -13,7 +13,8 @@ from skdpgraph._validation import DP_CONSTRAINTS, Interval, StrOptions
 from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.estimators._vote_stages import (
-    SELECTION_FOLDS, STAGE1_C_GRID, TiedVoteModel, cross_fit, fit_class_model, kfold,
+    SELECTION_FOLDS, STAGE1_C_GRID, TiedVoteModel, cross_fit, feature_projection,
+    fit_class_model, kfold,
     propagated_features, row_normalised_features, select, stage3_candidates, stage3_inputs,
     vote_rows,
 )
@@ -38,12 +39,28 @@ class NeighbourVoteClassifier(BaseDPClassifier):
     1. a graph-free logistic regression on the row-normalised features (public);
     2. one private release, for every node of the graph at once, of the sum over its
        neighbours of a class row (training nodes: their one-hot label; other nodes:
-       stage 1's class probabilities), with Laplace noise of scale ``2 / epsilon`` per
-       coordinate (``1 / epsilon`` on a directed graph): adding or removing one edge
+       stage 1's class probabilities squared and renormalised, so that more of each
+       row's unit mass lands on one class), with Laplace noise of scale ``2 / epsilon``
+       per coordinate (``1 / epsilon`` on a directed graph): adding or removing one edge
        moves the sums by at most 2 in L1 norm;
-    3. a second logistic regression on each node's stage-1 log-probabilities
-       (cross-fitted on the training nodes) and its noisy sum (raw and/or divided by its
-       own total, never the true degree): post-processing of the release and public data.
+    3. a combination of each node's stage-1 log-probabilities (cross-fitted on the
+       training nodes) and its noisy sum (raw and/or divided by its own total, never the
+       true degree): post-processing of the release and public data. By default two
+       weights shared by every class, which a few hundred training nodes fit without
+       overfitting the noise; a logistic regression on the same inputs where held-out
+       training nodes prefer it.
+
+    With a hold-out (see ``validation_fraction``), the held-out training nodes do not vote
+    with their labels: they receive the release as unlabelled nodes do and stage 3 is
+    fitted on them alone. An edge between a label voter and another node then feeds only
+    the other's sum, in full: each edge's two contributions together carry at most one
+    row, so the noise scale is ``1 / epsilon`` and a voter's label arrives at twice the
+    signal of an even split (the privacy-units guide has the weights).
+
+    At ``epsilon=inf`` the graph is public, so stage 1 may also read the features
+    propagated over two hops of the graph (SGC's ``D^{-1/2}(A+I)D^{-1/2}``, squared; on
+    more than 256 features, their projection on the top 256 right singular vectors),
+    where held-out training nodes prefer them.
 
     Stacked models on Laplace-noised neighbour class counts follow LPGNet (Kolluri et
     al., CCS 2022). The regularisation of both regressions and stage 3's input form are
@@ -66,7 +83,8 @@ class NeighbourVoteClassifier(BaseDPClassifier):
     validation_fraction : float, "auto" or None, default="auto"
         Hold out this fraction (in ``(0, 1)``, rounded up, stratified where every class
         fits in both parts) of the training nodes to choose both regressions'
-        regularisation and stage 3's input form; then refit on every training node.
+        regularisation, stage 1's input and stage 3's form; then refit on every training
+        node.
         Free: the labels are public at this level. ``"auto"``: 10% from 500 training
         nodes on. Without a hold-out (None, or ``"auto"`` below 500 nodes) the choice is
         made by 3-fold cross-validation on the training nodes.
@@ -88,12 +106,20 @@ class NeighbourVoteClassifier(BaseDPClassifier):
     delta_ : float
     noise_scale_ : float or None
         The Laplace scale per coordinate; None for ``epsilon=inf``.
+    stage1_input_ : str
+        What stage 1 reads: ``"features"``, or ``"propagated"`` (only at ``epsilon=inf``).
     stage1_C_ : float
         Stage 1's chosen inverse regularisation.
     stage3_form_ : str
-        Stage 3's chosen input form: ``"own"``, ``"raw"``, ``"normalised"`` or ``"both"``.
-    stage3_C_ : float
-        Stage 3's chosen inverse regularisation.
+        Stage 3's chosen form: ``"tied"`` (two shared weights), or a logistic regression
+        on ``"own"``, ``"raw"``, ``"normalised"`` or ``"both"`` inputs.
+    stage3_C_ : float or None
+        Stage 3's chosen inverse regularisation; None for ``"tied"``.
+    stage3_weights_ : tuple of float or None
+        The tied form's weights of the raw and the normalised sum; None otherwise.
+    n_stage3_nodes_ : int
+        Training nodes stage 3 is fitted on: the hold-out where there is one (their labels
+        then do not vote), else every training node.
     privacy_ : PrivacyReport
     device_ : torch.device
 
@@ -146,6 +172,8 @@ class NeighbourVoteClassifier(BaseDPClassifier):
         self.noise_scale_ = plan.scale
         splits = self._selection_splits(y, streams)
         inputs1 = ("features",) if plan.private else ("features", "propagated")
+        self._projection_ = None if plan.private else feature_projection(
+            graph, streams.integer("init"))
         x = {name: self._stage1_inputs(graph, name, nodes.index) for name in inputs1}
         self.stage1_input_, self.stage1_C_ = select(
             list(itertools.product(inputs1, STAGE1_C_GRID)), lambda pair, fit, held: np.mean(
@@ -153,23 +181,51 @@ class NeighbourVoteClassifier(BaseDPClassifier):
                     x[pair[0]][held]).argmax(1) == y[held]), splits)
         x = x[self.stage1_input_]
         self._stage1_ = fit_class_model(x, y, self.stage1_C_, k)
-        own = np.log(np.clip(cross_fit(x, y, self.stage1_C_, k,
-                                       kfold(len(y), streams.numpy("split"))), _FLOOR, None))
+        crossed = cross_fit(x, y, self.stage1_C_, k, kfold(len(y), streams.numpy("split")))
+        own = np.log(np.clip(crossed, _FLOOR, None))
+        voters, fitted = self._vote_roles(nodes.index, splits,
+                                          bool(self._validation_size(len(y))))
         rows = self._rows(graph)
-        rows[nodes.index] = np.eye(k)[y]  # public labels vote for themselves
-        released = release_neighbour_votes(graph, rows, plan, streams.numpy("noise"))
+        rows[nodes.index[fitted]] = vote_rows(crossed[fitted])  # as unlabelled nodes vote
+        rows[nodes.index[voters]] = np.eye(k)[y[voters]]  # public labels vote for themselves
+        receivers = np.ones(graph.num_nodes, bool)
+        if len(fitted) < len(y):  # the label voters' own sums are not used
+            receivers[nodes.index[voters]] = False
+        released = release_neighbour_votes(graph, rows, plan, streams.numpy("noise"), receivers)
         self._cache_release(graph, _KIND, released)
-        own_sums = released[nodes.index]
+        self.n_stage3_nodes_ = len(fitted)
+        sums = released[nodes.index]
+        splits3 = splits if len(fitted) == len(y) else [
+            (np.setdiff1d(fitted, part), part)
+            for part in (fitted[p] for p in kfold(len(fitted), streams.numpy("split"),
+                                                  SELECTION_FOLDS))]
         self.stage3_form_, self.stage3_C_ = select(
             stage3_candidates(), lambda pair, fit, held: np.mean(_fit_stage3(
-                pair, own[fit], own_sums[fit], y[fit], k).predict_proba(
-                own[held], own_sums[held]).argmax(1) == y[held]), splits)
-        self._stage3_ = _fit_stage3((self.stage3_form_, self.stage3_C_), own, own_sums, y, k)
+                pair, own[fit], sums[fit], y[fit], k).predict_proba(
+                own[held], sums[held]).argmax(1) == y[held]), splits3)
+        self._stage3_ = _fit_stage3((self.stage3_form_, self.stage3_C_), own[fitted],
+                                    sums[fitted], y[fitted], k)
         self.stage3_weights_ = getattr(self._stage3_, "weights", None)
         if self.verbose:
             print(f"{type(self).__name__}: stage 1 reads {self.stage1_input_!r}, C="
                   f"{self.stage1_C_:g}; stage 3 form={self.stage3_form_!r}, "
                   f"C={self.stage3_C_}, weights={self.stage3_weights_}")
+
+    @staticmethod
+    def _vote_roles(index: np.ndarray, splits, holdout: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Positions of the training nodes whose labels vote, and of those stage 3 fits on.
+
+        With a hold-out, the held-out nodes do not vote with their labels: they receive
+        the release as unlabelled nodes do, and stage 3 fits on them alone, so that the
+        label voters' edges may feed only the other end's sum (:func:`vote_weights
+        <skdpgraph.privacy.vote_weights>`). Without one, every training node does both.
+        """
+        everyone = np.arange(len(index))
+        if not holdout:
+            return everyone, everyone
+        voters, held = splits[0]
+        fitted = held[~np.isin(index[held], index[voters])]  # a node listed twice votes
+        return (voters, fitted) if len(fitted) >= 2 else (everyone, everyone)
 
     def _selection_splits(self, y: np.ndarray, streams: RandomStreams):
         """``(fit, held)`` position pairs the choices are scored on: the hold-out, else folds."""
@@ -186,7 +242,7 @@ class NeighbourVoteClassifier(BaseDPClassifier):
         public (``epsilon=inf``)."""
         name = self.stage1_input_ if name is None else name
         if name == "propagated":
-            return propagated_features(graph, index)
+            return propagated_features(graph, index, self._projection_)
         return row_normalised_features(graph, index)
 
     def _rows(self, graph: Graph) -> np.ndarray:

@@ -15,11 +15,13 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler, normalize
+from sklearn.utils.extmath import randomized_svd
 
 __all__ = ["STAGE1_C_GRID", "STAGE3_C_GRID", "FORMS", "FOLDS", "SELECTION_FOLDS", "ClassModel",
            "fit_class_model", "kfold", "cross_fit", "select", "stage3_inputs", "stage3_candidates",
-           "row_normalised_features", "propagated_features", "vote_rows", "TiedVoteModel",
-           "VOTE_SHARPNESS", "PUBLIC_HOPS", "TIED_RAW_GRID", "TIED_NORMALISED_GRID"]
+           "row_normalised_features", "propagated_features", "feature_projection", "vote_rows",
+           "TiedVoteModel", "VOTE_SHARPNESS", "PUBLIC_HOPS", "PUBLIC_WIDTH", "TIED_RAW_GRID",
+           "TIED_NORMALISED_GRID"]
 
 #: Stage 1's inverse regularisation strengths, one chosen on held-out training nodes (the
 #: first one without any).
@@ -42,6 +44,9 @@ VOTE_SHARPNESS = 2.0
 #: Hops of the feature propagation stage 1 may read when the graph is public
 #: (``epsilon=inf``).
 PUBLIC_HOPS = 2
+#: Width the features are projected to before they are propagated (propagated sparse
+#: bag-of-words rows fill in: tens of millions of non-zeros on the coauthor graphs).
+PUBLIC_WIDTH = 256
 #: The tied stage 3's weights of the noisy sum, raw and divided by its own total.
 TIED_RAW_GRID = (0.0, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 TIED_NORMALISED_GRID = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
@@ -59,7 +64,29 @@ def row_normalised_features(graph, index=None) -> np.ndarray | sp.csr_matrix:
     return normalize(graph.features(index).astype(np.float64))
 
 
-def propagated_features(graph, index=None, hops: int = PUBLIC_HOPS) -> np.ndarray | sp.csr_matrix:
+def feature_projection(graph, random_state: int) -> np.ndarray | None:
+    """The top :data:`PUBLIC_WIDTH` right singular vectors of the row-normalised features.
+
+    Parameters
+    ----------
+    graph : Graph
+    random_state : int
+        Seed of the randomised SVD (used once, not kept).
+
+    Returns
+    -------
+    ndarray of shape (n_features, PUBLIC_WIDTH) or None
+        None when the features are no wider than :data:`PUBLIC_WIDTH`.
+    """
+    x = row_normalised_features(graph)
+    if x.shape[1] <= PUBLIC_WIDTH:
+        return None
+    _, _, components = randomized_svd(x, PUBLIC_WIDTH, random_state=random_state)
+    return components.T
+
+
+def propagated_features(graph, index=None, projection: np.ndarray | None = None,
+                        hops: int = PUBLIC_HOPS) -> np.ndarray | sp.csr_matrix:
     """Row-normalised features propagated ``hops`` times over the graph (SGC), rows of L2 norm 1.
 
     The propagation is GCN's: ``D^{-1/2} (A + I) D^{-1/2}`` with ``D`` the in-degree plus
@@ -71,6 +98,9 @@ def propagated_features(graph, index=None, hops: int = PUBLIC_HOPS) -> np.ndarra
     graph : Graph
     index : array-like of int, default=None
         Rows to return (all nodes if None).
+    projection : ndarray of shape (n_features, width), default=None
+        Project the row-normalised features on it (then normalise the rows again) before
+        propagating (:func:`feature_projection`); None: propagate the features.
     hops : int, default=PUBLIC_HOPS
 
     Returns
@@ -81,6 +111,8 @@ def propagated_features(graph, index=None, hops: int = PUBLIC_HOPS) -> np.ndarra
     scale = sp.diags(1.0 / np.sqrt(np.asarray(adjacency.sum(axis=1)).ravel()))
     step = (scale @ adjacency @ scale).tocsr()
     x = row_normalised_features(graph)
+    if projection is not None:
+        x = normalize(np.asarray(x @ projection))
     for _ in range(hops):
         x = step @ x
     x = x if index is None else x[np.asarray(index)]

@@ -43,7 +43,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "_ledger": ["LedgerEntry", "PrivacyLedger", "Reservation", "process_ledger",
                 "reserve_spend"],
     "_vote_release": ["NeighbourVotePlan", "neighbour_vote_sums", "plan_neighbour_votes",
-                      "release_neighbour_votes"],
+                      "release_neighbour_votes", "vote_weights"],
     "_local_plans": ["LocalDPPlan", "LocalRandomiser", "UntilBudgetPlan", "plan_local_grr",
                      "plan_until_budget", "split_local_budget"],
     "_rdp_orders": ["OrderHint"],

@@ -1,21 +1,31 @@
-"""The neighbour-vote release: every node's sum of its neighbours' class rows, with Laplace noise.
+"""The neighbour-vote release: each node's weighted sum of its neighbours' class rows, plus noise.
 
 At edge level the node features and labels are public and one edge is the unit. Given a
 public row ``R_u`` for every node ``u`` (a class-probability vector or a one-hot label:
-non-negative, L1 norm at most 1), the mechanism releases, for every node at once,
+non-negative, L1 norm at most 1) and a public set of *receivers* (the nodes whose sums
+are used), the mechanism releases, for every node at once,
 
 .. math::
 
-    \\tilde S_v = \\sum_{u \\in N(v)} R_u + \\mathrm{Lap}(b)^{C},
+    \\tilde S_v = \\sum_{u \\in N(v)} w_{vu} R_u + \\mathrm{Lap}(b)^{C},
     \\qquad b = \\Delta_1 / \\varepsilon,
 
-where ``N(v)`` are ``v``'s in-neighbours. Adding or removing one undirected edge
-``(u, v)`` changes ``S_v`` by ``R_u`` and ``S_u`` by ``R_v`` and no other sum, so the L1
-sensitivity of the whole release is ``Delta_1 = 2``; on a directed graph one edge
-changes one sum: ``Delta_1 = 1``. The Laplace mechanism is then ``epsilon``-DP (pure, at
+where ``N(v)`` are ``v``'s in-neighbours. The weights split each edge between its two end
+points so that together they carry at most one row: ``w_vu = 0`` if ``v`` is not a
+receiver; otherwise ``1/2`` if ``u`` is a receiver too, and ``1`` if it is not (the edge
+then only feeds ``v``'s sum). On a directed graph ``w_vu`` is 1 for a receiver ``v``.
+Adding or removing one edge ``(u, v)`` changes ``S_v`` by ``w_vu R_u`` and ``S_u`` by
+``w_uv R_v`` and no other sum, and ``w_vu + w_uv <= 1``, so the L1 sensitivity of the
+whole release is ``Delta_1 = 1``. The Laplace mechanism is then ``epsilon``-DP (pure, at
 every delta), accounted as dp-accounting's ``LaplaceDpEvent`` of multiplier
-``b / Delta_1`` (:func:`~skdpgraph.privacy.pure_epsilon`). The rows must not depend on
-the edges (they come from the public features and labels), which the caller guarantees.
+``b / Delta_1`` (:func:`~skdpgraph.privacy.pure_epsilon`). The rows and the receivers
+must not depend on the edges (they come from the public features and labels and the
+choice of training nodes), which the caller guarantees.
+
+With every node a receiver this is the plain sum of all neighbours' rows, halved. With
+the training nodes whose labels vote left out of the receivers, an edge from such a node
+to any other feeds the other's sum in full: the sums that are used carry those labels at
+twice the signal for the same noise.
 """
 
 from __future__ import annotations
@@ -24,13 +34,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from skdpgraph.graph import Graph
 from skdpgraph.privacy._accountant import laplace_event, pure_epsilon
 from skdpgraph.privacy._rdp_orders import OrderHint
 
 __all__ = ["NeighbourVotePlan", "neighbour_vote_sums", "plan_neighbour_votes",
-           "release_neighbour_votes"]
+           "release_neighbour_votes", "vote_weights"]
 
 #: Slack on the rows' L1 norms (float rounding of probability vectors).
 _ROW_TOLERANCE = 1e-6
@@ -56,7 +67,7 @@ class NeighbourVotePlan:
     --------
     >>> plan = plan_neighbour_votes(epsilon=4.0, num_classes=3, directed=False)
     >>> plan.sensitivity, plan.scale, plan.epsilon(0.0)
-    (2.0, 0.5, 4.0)
+    (1.0, 0.25, 4.0)
     """
 
     num_classes: int
@@ -69,8 +80,8 @@ class NeighbourVotePlan:
 
     @property
     def sensitivity(self) -> float:
-        """The L1 sensitivity of the whole release: 2 undirected, 1 directed."""
-        return 1.0 if self.directed else 2.0
+        """The L1 sensitivity of the whole release: 1 (:func:`vote_weights` split each edge)."""
+        return 1.0
 
     @property
     def noise_multiplier(self) -> float | None:
@@ -133,7 +144,9 @@ class NeighbourVotePlan:
         return ("the node features, the labels and the node set are public; the edges are "
                 "the only protected input",
                 "the released rows (stage-1 class probabilities from the public features, "
-                "one-hot labels of the training nodes) do not depend on the edges",
+                "one-hot labels of the training nodes) and the receivers (the nodes whose "
+                "sums are used: all but the training nodes whose labels vote) do not "
+                "depend on the edges",
                 "the release covers every node of the fitted graph at once: one release, "
                 "whatever the queried nodes")
 
@@ -154,7 +167,8 @@ def plan_neighbour_votes(epsilon: float, num_classes: int, directed: bool) -> Ne
     num_classes : int
         Coordinates of every released sum.
     directed : bool
-        Whether the graph is directed (L1 sensitivity 1, else 2).
+        Whether the graph is directed (the unit is then one directed edge; the L1
+        sensitivity is 1 either way).
 
     Returns
     -------
@@ -174,13 +188,51 @@ def plan_neighbour_votes(epsilon: float, num_classes: int, directed: bool) -> Ne
     epsilon = float(epsilon)
     if not epsilon > 0:
         raise ValueError(f"plan_neighbour_votes: epsilon must be positive; got {epsilon}.")
-    sensitivity = 1.0 if directed else 2.0
-    scale = None if math.isinf(epsilon) else sensitivity / epsilon
-    return NeighbourVotePlan(int(num_classes), bool(directed), scale)
+    plan = NeighbourVotePlan(int(num_classes), bool(directed), None)
+    return plan if math.isinf(epsilon) else NeighbourVotePlan(
+        plan.num_classes, plan.directed, plan.sensitivity / epsilon)
 
 
-def neighbour_vote_sums(graph: Graph, rows: np.ndarray) -> np.ndarray:
-    """Every node's sum of its in-neighbours' ``rows``, without noise (float64).
+def vote_weights(graph: Graph, receivers: np.ndarray | None = None) -> sp.csr_matrix:
+    """The weights ``W[v, u]`` of ``u``'s row in ``v``'s sum (see the module's formula).
+
+    Parameters
+    ----------
+    graph : Graph
+        The private graph.
+    receivers : array-like of bool, shape (num_nodes,), default=None
+        The nodes whose sums are used (public); None: every node.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (num_nodes, num_nodes)
+        Non-zero only on edges; for every undirected edge ``W[v, u] + W[u, v] <= 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgraph import Graph
+    >>> g = Graph([[0, 1], [1, 2]], np.eye(3))
+    >>> vote_weights(g, np.array([False, True, True])).toarray().tolist()
+    [[0.0, 0.0, 0.0], [1.0, 0.0, 0.5], [0.0, 0.5, 0.0]]
+    """
+    n = graph.num_nodes
+    receivers = np.ones(n, bool) if receivers is None else np.asarray(receivers, dtype=bool)
+    if receivers.shape != (n,):
+        raise ValueError(f"vote_weights: receivers must have shape (num_nodes={n},); got "
+                         f"{receivers.shape}.")
+    edges = graph.adjacency().tocoo()
+    target, source = edges.row, edges.col
+    if graph.directed:
+        weights = receivers[target].astype(np.float64)
+    else:
+        weights = np.where(receivers[target], np.where(receivers[source], 0.5, 1.0), 0.0)
+    return sp.csr_matrix((weights, (target, source)), shape=(n, n))
+
+
+def neighbour_vote_sums(graph: Graph, rows: np.ndarray,
+                        receivers: np.ndarray | None = None) -> np.ndarray:
+    """Every node's weighted sum of its in-neighbours' ``rows``, without noise (float64).
 
     Parameters
     ----------
@@ -188,11 +240,14 @@ def neighbour_vote_sums(graph: Graph, rows: np.ndarray) -> np.ndarray:
         The private graph.
     rows : ndarray of shape (num_nodes, C)
         Non-negative rows with L1 norm at most 1 (checked: the sensitivity depends on it).
+    receivers : array-like of bool, shape (num_nodes,), default=None
+        The nodes whose sums are used (:func:`vote_weights`); None: every node.
 
     Returns
     -------
     sums : ndarray of shape (num_nodes, C)
-        Row ``v``: the sum of ``rows`` over ``v``'s in-neighbours.
+        Row ``v``: the sum of ``rows`` over ``v``'s in-neighbours, weighted by
+        :func:`vote_weights`.
 
     Raises
     ------
@@ -209,11 +264,12 @@ def neighbour_vote_sums(graph: Graph, rows: np.ndarray) -> np.ndarray:
         raise ValueError("neighbour_vote_sums: every row must be non-negative with L1 norm at "
                          "most 1 (a probability vector or a one-hot label); the sensitivity "
                          "depends on it.")
-    return np.asarray(graph.adjacency().astype(np.float64) @ rows)
+    return np.asarray(vote_weights(graph, receivers) @ rows)
 
 
 def release_neighbour_votes(graph: Graph, rows: np.ndarray, plan: NeighbourVotePlan,
-                            generator: np.random.Generator) -> np.ndarray:
+                            generator: np.random.Generator,
+                            receivers: np.ndarray | None = None) -> np.ndarray:
     """Release every node's noisy neighbour-vote sum (the Laplace mechanism above).
 
     Parameters
@@ -227,6 +283,9 @@ def release_neighbour_votes(graph: Graph, rows: np.ndarray, plan: NeighbourVoteP
     generator : numpy.random.Generator
         The noise's stream (a fresh one for every release, from
         :class:`~skdpgraph._random.RandomStreams`).
+    receivers : array-like of bool, shape (num_nodes,), default=None
+        The nodes whose sums are used, chosen from public data (:func:`vote_weights`);
+        None: every node.
 
     Returns
     -------
@@ -247,7 +306,7 @@ def release_neighbour_votes(graph: Graph, rows: np.ndarray, plan: NeighbourVoteP
     >>> plan = plan_neighbour_votes(epsilon=float("inf"), num_classes=2, directed=False)
     >>> release_neighbour_votes(g, np.array([[1, 0], [0, 1], [1, 0]]), plan,
     ...                         RandomStreams(0).numpy("noise")).tolist()
-    [[0.0, 1.0], [2.0, 0.0], [0.0, 1.0]]
+    [[0.0, 0.5], [1.0, 0.0], [0.0, 0.5]]
     """
     if graph.directed != plan.directed:
         raise ValueError(f"release_neighbour_votes: the graph is "
@@ -257,7 +316,7 @@ def release_neighbour_votes(graph: Graph, rows: np.ndarray, plan: NeighbourVoteP
     if np.shape(rows)[-1] != plan.num_classes:
         raise ValueError(f"release_neighbour_votes: rows have {np.shape(rows)[-1]} columns; "
                          f"the plan releases {plan.num_classes}.")
-    sums = neighbour_vote_sums(graph, rows)
+    sums = neighbour_vote_sums(graph, rows, receivers)
     if not plan.private:
         return sums
     return sums + generator.laplace(0.0, plan.scale, size=sums.shape)
