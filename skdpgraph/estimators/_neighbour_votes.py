@@ -37,12 +37,13 @@ class NeighbourVoteClassifier(BaseDPClassifier):
     only what reads the edges costs budget. Three stages:
 
     1. a graph-free logistic regression on the row-normalised features (public);
-    2. one private release, for every node of the graph at once, of the sum over its
-       neighbours of a class row (training nodes: their one-hot label; other nodes:
-       stage 1's class probabilities squared and renormalised, so that more of each
-       row's unit mass lands on one class), with Laplace noise of scale ``2 / epsilon``
-       per coordinate (``1 / epsilon`` on a directed graph): adding or removing one edge
-       moves the sums by at most 2 in L1 norm;
+    2. one private release, for every node of the graph at once, of the weighted sum
+       over its neighbours of a class row (training nodes: their one-hot label; other
+       nodes: stage 1's class probabilities squared and renormalised, so that more of
+       each row's unit mass lands on one class), with Laplace noise of scale
+       ``1 / epsilon`` per coordinate: each edge's contributions to its two end points'
+       sums carry one row at most (half each, or all to one end, below), so adding or
+       removing one edge moves the sums by at most 1 in L1 norm;
     3. a combination of each node's stage-1 log-probabilities (cross-fitted on the
        training nodes) and its noisy sum (raw and/or divided by its own total, never the
        true degree): post-processing of the release and public data. By default two
@@ -193,6 +194,7 @@ class NeighbourVoteClassifier(BaseDPClassifier):
             receivers[nodes.index[voters]] = False
         released = release_neighbour_votes(graph, rows, plan, streams.numpy("noise"), receivers)
         self._cache_release(graph, _KIND, released)
+        self._receivers_ = receivers  # public: the training nodes and the hold-out decide
         self.n_stage3_nodes_ = len(fitted)
         sums = released[nodes.index]
         splits3 = splits if len(fitted) == len(y) else [

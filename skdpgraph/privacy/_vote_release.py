@@ -107,8 +107,9 @@ class NeighbourVotePlan:
         if not self.private:
             return "one release of neighbour class-vote sums, without noise (not private)"
         return (f"Laplace, scale {self.scale:.4g} per coordinate (L1 sensitivity "
-                f"{self.sensitivity:g}), one release of neighbour class-vote sums over "
-                f"{self.num_classes} classes")
+                f"{self.sensitivity:g}: each edge's two contributions carry one row at most), "
+                f"one release of weighted neighbour class-vote sums over {self.num_classes} "
+                "classes")
 
     @property
     def events(self) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from skdpgraph.estimators import _neighbour_votes
 from skdpgraph.estimators._vote_stages import VOTE_SHARPNESS
 from skdpgraph.estimators._releases import ReleaseCache
 from skdpgraph.privacy import (
-    neighbour_vote_sums, plan_neighbour_votes, pure_epsilon, release_neighbour_votes,
+    neighbour_vote_sums, plan_neighbour_votes, pure_epsilon, release_neighbour_votes, vote_weights,
 )
 
 EPSILON = 4.0
@@ -40,9 +40,21 @@ def _fit(data, **params):
         data.graph.nodes(train), data.y[train])
 
 
-def _clean_sums(est, graph, train=None, labels=None) -> np.ndarray:
-    """The noise-free release, computed here: ``A @ rows`` with the public rows (stage 1's
-    probabilities raised to ``VOTE_SHARPNESS`` and renormalised)."""
+def _edge_weights(graph, receivers=None) -> np.ndarray:
+    """Dense ``W[v, u]``, computed here edge by edge: an edge into a receiver ``v`` carries
+    all of ``u``'s row, or half of it when ``u`` receives too (undirected graphs)."""
+    n = graph.num_nodes
+    receivers = np.ones(n, bool) if receivers is None else receivers
+    weights = np.zeros((n, n))
+    for u, v in graph.edge_index.T:  # an edge entry u -> v feeds v's sum
+        if receivers[v]:
+            weights[v, u] = 1.0 if graph.directed or not receivers[u] else 0.5
+    return weights
+
+
+def _clean_sums(est, graph, train=None, labels=None, receivers=None) -> np.ndarray:
+    """The noise-free release, computed here: ``W @ rows`` with the public rows (stage 1's
+    probabilities raised to ``VOTE_SHARPNESS`` and renormalised, labels on ``train``)."""
     x = normalize(graph.features().astype(np.float64))
     if est.stage1_input_ == "propagated":  # SGC's two hops, only when the graph is public
         a_hat = graph.adjacency().toarray() + np.eye(graph.num_nodes)
@@ -54,7 +66,7 @@ def _clean_sums(est, graph, train=None, labels=None) -> np.ndarray:
     rows /= rows.sum(axis=1, keepdims=True)
     if train is not None:
         rows[train] = np.eye(rows.shape[1])[labels]
-    return np.asarray(graph.adjacency().astype(np.float64) @ rows)
+    return _edge_weights(graph, receivers) @ rows
 
 
 def _fit_release(est) -> np.ndarray:
@@ -63,9 +75,10 @@ def _fit_release(est) -> np.ndarray:
 
 def _broken_scale(monkeypatch, factor: float) -> None:
     """Broken estimator: its release draws noise ``factor`` x the planned scale."""
-    def release(graph, rows, plan, generator):
+    def release(graph, rows, plan, generator, receivers=None):
         return release_neighbour_votes(
-            graph, rows, dataclasses.replace(plan, scale=plan.scale * factor), generator)
+            graph, rows, dataclasses.replace(plan, scale=plan.scale * factor), generator,
+            receivers)
 
     monkeypatch.setattr(_neighbour_votes, "release_neighbour_votes", release)
 
@@ -91,7 +104,7 @@ def _accounting_findings(plan) -> list[str]:
 @pytest.mark.parametrize("epsilon", [0.5, 4.0, 8.0])
 def test_plan_epsilon_is_sensitivity_over_scale_and_bounds_the_pld(epsilon, directed):
     plan = plan_neighbour_votes(epsilon, 3, directed)
-    assert plan.sensitivity == (1.0 if directed else 2.0)
+    assert plan.sensitivity == 1.0  # each edge's two contributions carry one row at most
     assert plan.scale == pytest.approx(plan.sensitivity / epsilon)
     assert plan.epsilon(1e-5) == pytest.approx(epsilon, rel=1e-12)
     assert pure_epsilon(plan.dp_event()) == pytest.approx(epsilon, rel=1e-12)
@@ -107,7 +120,7 @@ def _noise_findings(est, data) -> list[str]:
     train = np.arange(0, 300, 2)
     noise = _fit_release(est) - _clean_sums(est, data.graph, train, data.y[train])
     measured = float(np.mean(np.abs(noise)))  # E|Lap(b)| = b
-    implied = 2.0 / measured  # L1 sensitivity 2 of an undirected graph
+    implied = 1.0 / measured  # L1 sensitivity 1
     if not math.isclose(implied, est.epsilon_spent_, rel_tol=0.15):
         return [f"noise scale {measured:.4g} means epsilon {implied:.4g}; reported "
                 f"{est.epsilon_spent_:g}"]
@@ -122,6 +135,40 @@ def test_released_noise_matches_the_reported_epsilon(data, monkeypatch):
     assert _noise_findings(_fit(data), data)
 
 
+def _holdout_findings(est, data) -> list[str]:
+    """What is wrong with a fit whose hold-out receives the release: the label voters (the
+    training nodes outside it) must not receive, the release must be the edge-split sums
+    plus noise at the reported epsilon, and stage 3 must fit on the hold-out alone."""
+    train = np.arange(0, 300, 2)
+    voters = train[~est._receivers_[train]]
+    out = []
+    if not 0 < len(voters) < len(train) or est.n_stage3_nodes_ != len(train) - len(voters):
+        out.append(f"{len(voters)} label voters, stage 3 on {est.n_stage3_nodes_} nodes")
+    if (~est._receivers_[np.setdiff1d(np.arange(300), train)]).any():
+        out.append("a node outside the training set does not receive")
+    noise = _fit_release(est) - _clean_sums(est, data.graph, voters, data.y[voters],
+                                            est._receivers_)
+    # the hold-out votes with cross-fitted probabilities: compare the sums it does not feed
+    held = np.setdiff1d(train, voters)
+    fed = np.asarray(data.graph.adjacency()[:, held].sum(axis=1)).ravel() > 0
+    measured = float(np.mean(np.abs(noise[est._receivers_ & ~fed])))
+    if not math.isclose(1.0 / measured, est.epsilon_spent_, rel_tol=0.15):
+        out.append(f"noise scale {measured:.4g} against epsilon {est.epsilon_spent_:g}")
+    return out
+
+
+def test_a_holdout_receives_the_release_and_voters_feed_only_the_other_end(data, monkeypatch):
+    est = _fit(data, validation_fraction=0.25)
+    assert _holdout_findings(est, data) == []
+    real = _neighbour_votes.release_neighbour_votes
+
+    def both_ways(graph, rows, plan, generator, receivers=None):  # broken: receivers ignored
+        return real(graph, rows, plan, generator)
+
+    monkeypatch.setattr(_neighbour_votes, "release_neighbour_votes", both_ways)
+    assert _holdout_findings(_fit(data, validation_fraction=0.25), data)
+
+
 # ---------------------------------------------------------------- per-edge sensitivity
 def _toggled(edges: set, n: int, x: np.ndarray, pair: tuple, directed: bool) -> Graph:
     changed = edges ^ {pair}
@@ -130,8 +177,9 @@ def _toggled(edges: set, n: int, x: np.ndarray, pair: tuple, directed: bool) -> 
 
 
 def _largest_edge_change(sums, directed: bool, seed: int, scale: float = 1.0) -> float:
-    """The largest L1 change of ``sums(graph, rows)`` over every single-edge add or remove
-    on a small random graph, with probability and one-hot rows times ``scale``."""
+    """The largest L1 change of ``sums(graph, rows, receivers)`` over every single-edge add
+    or remove on a small random graph, with probability and one-hot rows times ``scale``
+    and a random set of receivers."""
     rng = np.random.default_rng(seed)
     n, k = 10, 3
     x = np.eye(n)
@@ -140,9 +188,10 @@ def _largest_edge_change(sums, directed: bool, seed: int, scale: float = 1.0) ->
     rows = rng.dirichlet(np.ones(k), size=n)
     rows[:3] = np.eye(k)[rng.integers(k, size=3)]
     rows = rows * scale
-    base = sums(Graph(np.array(sorted(edges)).T, x, directed=directed), rows)
-    return max(float(np.abs(sums(_toggled(edges, n, x, pair, directed), rows) - base).sum())
-               for pair in pairs)
+    receivers = rng.random(n) < 0.6
+    base = sums(Graph(np.array(sorted(edges)).T, x, directed=directed), rows, receivers)
+    return max(float(np.abs(sums(_toggled(edges, n, x, pair, directed), rows, receivers)
+                            - base).sum()) for pair in pairs)
 
 
 @pytest.mark.parametrize("directed", [False, True])
@@ -151,12 +200,30 @@ def test_one_edge_moves_the_noise_free_release_by_at_most_the_sensitivity(direct
     sensitivity = plan_neighbour_votes(1.0, 3, directed).sensitivity
     assert _largest_edge_change(neighbour_vote_sums, directed, seed) <= sensitivity + 1e-9
 
-    def unchecked(graph, rows):  # broken: rows of L1 norm above 1 are summed as they are
-        return np.asarray(graph.adjacency().astype(np.float64) @ rows)
+    def unchecked(graph, rows, receivers):  # broken: rows of L1 norm above 1 are summed
+        return vote_weights(graph, receivers) @ rows
 
     assert _largest_edge_change(unchecked, directed, seed, scale=3.0) > sensitivity
     with pytest.raises(ValueError, match="L1 norm"):
         _largest_edge_change(neighbour_vote_sums, directed, seed, scale=3.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_edge_weights_match_an_edge_by_edge_computation_and_split_each_edge(seed):
+    rng = np.random.default_rng(seed)
+    n = 12
+    pairs = [(u, v) for u in range(n) for v in range(u + 1, n)]
+    graph = Graph(np.array([pairs[i] for i in rng.choice(len(pairs), 20, replace=False)]).T,
+                  np.eye(n), num_nodes=n)
+    receivers = rng.random(n) < 0.5
+    weights = vote_weights(graph, receivers).toarray()
+    assert np.allclose(weights, _edge_weights(graph, receivers))
+    assert (weights + weights.T <= 1 + 1e-12).all()
+
+    def full_both_ways(graph, rows, receivers):  # broken: each edge feeds both sums in full
+        return graph.adjacency().astype(np.float64) @ rows
+
+    assert _largest_edge_change(full_both_ways, False, seed) > 1.0
 
 
 # ---------------------------------------------------------------- releases at predict time
@@ -208,9 +275,9 @@ def test_predict_on_another_graph_pays_a_new_release_with_fresh_noise(data, monk
     fit_streams = []
     real = _neighbour_votes.release_neighbour_votes
 
-    def shared_noise(graph, rows, plan, generator):  # broken: every release the same noise
+    def shared_noise(graph, rows, plan, generator, receivers=None):  # broken: same noise
         fit_streams.append(np.random.default_rng(7))
-        return real(graph, rows, plan, fit_streams[-1])
+        return real(graph, rows, plan, fit_streams[-1], receivers)
 
     monkeypatch.setattr(_neighbour_votes, "release_neighbour_votes", shared_noise)
     assert _other_graph_findings(_fit(data), data)
@@ -293,13 +360,13 @@ def test_report_states_the_unit_relation_mechanism_and_inference(data):
     report = _fit(data).privacy_
     assert report.unit == "one undirected edge; node features and labels are public"
     assert report.neighbouring_relation == "add or remove one undirected edge"
-    assert report.mechanism.startswith("Laplace, scale 0.5 per coordinate")
+    assert report.mechanism.startswith("Laplace, scale 0.25 per coordinate (L1 sensitivity 1")
     assert "reuses the release paid in fit" in report.inference
     assert any("node set are public" in a for a in report.assumptions)
     assert report.delta == 0.0
 
 
-def test_directed_graph_halves_the_scale(data):
+def test_directed_graph_states_its_unit_at_the_same_scale(data):
     directed = Graph(data.graph.edge_index, data.graph.x, directed=True)
     est = NeighbourVoteClassifier(epsilon=EPSILON, random_state=0).fit(
         directed.nodes(np.arange(0, 300, 2)), data.y[::2])

@@ -87,9 +87,8 @@ def _stage1_edge_findings(data) -> list[str]:
     their edges must give the same stage 1 (it reads the public features and labels)."""
     train = np.arange(0, 300, 2)
     fewer = Graph(data.graph.edge_index[:, ::3], data.graph.x, num_nodes=300)
-    models = [NeighbourVoteClassifier(epsilon=4.0, random_state=0).fit(g.nodes(train),
-                                                                        data.y[train])
-              for g in (data.graph, fewer)]
+    models = [NeighbourVoteClassifier(epsilon=4.0, random_state=0).fit(
+        g.nodes(train), data.y[train]) for g in (data.graph, fewer)]
     probabilities = [m._stage1_.predict_proba(normalize(data.graph.features())) for m in models]
     out = []
     if any(m.stage1_input_ != "features" for m in models):
