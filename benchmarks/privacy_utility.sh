@@ -15,20 +15,29 @@ OUT=benchmarks/results/utility
 SUFFIX=""
 [ "$FIRST_SEED" -gt 0 ] && SUFFIX="-seeds$FIRST_SEED-$((FIRST_SEED + SEEDS - 1))"
 mkdir -p "$OUT"
-for spec in "amazon_computers 75/10/15" "amazon_photo 75/10/15" "cora public" \
-            "facebook 75/10/15" "coauthor_cs 75/10/15"; do
+# "dataset split file-prefix estimators": the shared graphs with every estimator, then the
+# sparse-graph checks of the edge-level estimator (Cora's 75/10/15 split, Twitch-EN, Coauthor
+# Physics) with it alone.
+ALL="dpmlp gap-edp progap-edp votes-edp gap-ndp progap-ndp drw fdp rgnn"
+for spec in "amazon_computers 75/10/15 amazon_computers $ALL" "amazon_photo 75/10/15 amazon_photo $ALL" \
+            "cora public cora $ALL" "facebook 75/10/15 facebook $ALL" \
+            "coauthor_cs 75/10/15 coauthor_cs $ALL" "cora 75/10/15 cora-75-10-15 votes-edp" \
+            "twitch_en 75/10/15 twitch_en votes-edp" \
+            "coauthor_physics 75/10/15 coauthor_physics votes-edp"; do
   set -- $spec
-  dataset=$1 split=$2
+  dataset=$1 split=$2 prefix=$3
+  shift 3
   case " ${DATASETS:-$dataset} " in *" $dataset "*) ;; *) continue ;; esac
-  for estimator in ${ESTIMATORS:-dpmlp gap-edp progap-edp votes-edp gap-ndp progap-ndp drw fdp rgnn}; do
-    out="$OUT/$dataset-$estimator$SUFFIX.json"
+  for estimator in "$@"; do
+    case " ${ESTIMATORS:-$estimator} " in *" $estimator "*) ;; *) continue ;; esac
+    out="$OUT/$prefix-$estimator$SUFFIX.json"
     [ -f "$out" ] && continue
     extra=()  # RGNN's feature groups where the features are many binary ones (see registry.py)
     if [ "$estimator" = rgnn ]; then
       [ "$dataset" = cora ] && extra=(--param rgnn.feature_group_size=25)
       [ "$dataset" = facebook ] && extra=(--param rgnn.feature_group_size=100)
     fi
-    echo "== $(date +%T) $dataset $estimator"
+    echo "== $(date +%T) $prefix $estimator"
     python benchmarks/run.py --dataset "$dataset" --split "$split" --epsilons 1 2 4 8 inf \
       --seeds "$SEEDS" --first-seed "$FIRST_SEED" --no-warmup --estimators "$estimator" "${extra[@]}" --out "$out"
   done

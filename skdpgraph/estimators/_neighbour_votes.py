@@ -14,9 +14,8 @@ from skdpgraph.estimators._base import BaseDPClassifier
 from skdpgraph.estimators._parameter_docs import fill_doc
 from skdpgraph.estimators._vote_stages import (
     SELECTION_FOLDS, STAGE1_C_GRID, TiedVoteModel, cross_fit, feature_projection,
-    fit_class_model, kfold,
-    propagated_features, row_normalised_features, select, stage3_candidates, stage3_inputs,
-    vote_rows,
+    fit_class_model, kfold, propagated_features, row_normalised_features, select,
+    stage3_candidates, stage3_inputs, vote_rows,
 )
 from skdpgraph.graph import Graph, Nodes
 from skdpgraph.privacy import NeighbourVotePlan, plan_neighbour_votes, release_neighbour_votes
@@ -38,12 +37,12 @@ class NeighbourVoteClassifier(BaseDPClassifier):
 
     1. a graph-free logistic regression on the row-normalised features (public);
     2. one private release, for every node of the graph at once, of the weighted sum
-       over its neighbours of a class row (training nodes: their one-hot label; other
-       nodes: stage 1's class probabilities squared and renormalised, so that more of
-       each row's unit mass lands on one class), with Laplace noise of scale
-       ``1 / epsilon`` per coordinate: each edge's contributions to its two end points'
-       sums carry one row at most (half each, or all to one end, below), so adding or
-       removing one edge moves the sums by at most 1 in L1 norm;
+       over its neighbours of a class row (training nodes whose labels vote: their
+       one-hot label; other nodes: stage 1's class probabilities squared and
+       renormalised, so that more of each row's unit mass lands on one class), with
+       Laplace noise of scale ``1 / epsilon`` per coordinate: each edge's contributions
+       to its two end points' sums carry one row at most (half each, or all to one end,
+       below), so adding or removing one edge moves the sums by at most 1 in L1 norm;
     3. a combination of each node's stage-1 log-probabilities (cross-fitted on the
        training nodes) and its noisy sum (raw and/or divided by its own total, never the
        true degree): post-processing of the release and public data. By default two
