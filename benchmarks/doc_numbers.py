@@ -509,7 +509,8 @@ def substitutions() -> str:
 
 def readme_table() -> str:
     """The README's results table (markdown): the privacy-utility cells at epsilon=8 and inf."""
-    rows = [("GAP, edge level (`GAPClassifier()`)", "gap-edp"),
+    rows = [("Neighbour votes, edge level (`NeighbourVoteClassifier`)", "votes-edp"),
+            ("GAP, edge level (`GAPClassifier()`)", "gap-edp"),
             ("ProGAP, edge level", "progap-edp"),
             ("GAP, node level (vote head)", "gap-ndp"),
             ("ProGAP, node level", "progap-ndp"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from numbers import Real
 
 import numpy as np
@@ -50,12 +49,13 @@ class NeighbourVoteClassifier(BaseDPClassifier):
        overfitting the noise; a logistic regression on the same inputs where held-out
        training nodes prefer it.
 
-    With a hold-out (see ``validation_fraction``), the held-out training nodes do not vote
-    with their labels: they receive the release as unlabelled nodes do and stage 3 is
-    fitted on them alone. An edge between a label voter and another node then feeds only
-    the other's sum, in full: each edge's two contributions together carry at most one
-    row, so the noise scale is ``1 / epsilon`` and a voter's label arrives at twice the
-    signal of an even split (the privacy-units guide has the weights).
+    With a hold-out (see ``validation_fraction``) and a finite ``epsilon``, the held-out
+    training nodes do not vote with their labels: they receive the release as unlabelled
+    nodes do and stage 3 is fitted on them alone. An edge between a label voter and
+    another node then feeds only the other's sum, in full: each edge's two contributions
+    together carry at most one row, so the noise scale is ``1 / epsilon`` and a voter's
+    label arrives at twice the signal of an even split (the privacy-units guide has the
+    weights).
 
     At ``epsilon=inf`` the graph is public, so stage 1 may also read the features
     propagated over two hops of the graph (SGC's ``D^{-1/2}(A+I)D^{-1/2}``, squared; on
@@ -168,49 +168,61 @@ class NeighbourVoteClassifier(BaseDPClassifier):
 
     def _train(self, nodes: Nodes, y: np.ndarray, plan: NeighbourVotePlan,
                streams: RandomStreams) -> None:
-        graph, k = nodes.graph, len(self.classes_)
+        graph = nodes.graph
         self.noise_scale_ = plan.scale
         splits = self._selection_splits(y, streams)
-        inputs1 = ("features",) if plan.private else ("features", "propagated")
         self._projection_ = None if plan.private else feature_projection(
             graph, streams.integer("init"))
-        x = {name: self._stage1_inputs(graph, name, nodes.index) for name in inputs1}
-        self.stage1_input_, self.stage1_C_ = select(
-            list(itertools.product(inputs1, STAGE1_C_GRID)), lambda pair, fit, held: np.mean(
-                fit_class_model(x[pair[0]][fit], y[fit], pair[1], k).predict_proba(
-                    x[pair[0]][held]).argmax(1) == y[held]), splits)
-        x = x[self.stage1_input_]
-        self._stage1_ = fit_class_model(x, y, self.stage1_C_, k)
-        crossed = cross_fit(x, y, self.stage1_C_, k, kfold(len(y), streams.numpy("split")))
+        # without noise the split edges gain nothing: every training node votes and fits
+        voters, fitted = self._vote_roles(
+            nodes.index, splits, plan.private and bool(self._validation_size(len(y))))
+        # a private fit makes its one release from the features; without noise each
+        # stage-1 input is stacked and the held-out training nodes choose
+        stacks = [self._stack(name, nodes, y, plan, streams, splits, voters, fitted)
+                  for name in (("features",) if plan.private else ("features", "propagated"))]
+        score, state, released = max(stacks, key=lambda stack: stack[0])  # first wins ties
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._cache_release(graph, _KIND, released)
+        if self.verbose:
+            print(f"{type(self).__name__}: stage 1 reads {self.stage1_input_!r}, C="
+                  f"{self.stage1_C_:g}; stage 3 form={self.stage3_form_!r}, "
+                  f"C={self.stage3_C_}, weights={self.stage3_weights_} (held-out accuracy "
+                  f"{score:.3f})")
+
+    def _stack(self, name: str, nodes: Nodes, y: np.ndarray, plan: NeighbourVotePlan,
+               streams: RandomStreams, splits, voters: np.ndarray, fitted: np.ndarray):
+        """Stages 1 to 3 on stage-1 input ``name``: ``(held-out accuracy, fitted attributes,
+        release)``."""
+        graph, k = nodes.graph, len(self.classes_)
+        x = self._stage1_inputs(graph, name, nodes.index)
+        c1 = select(STAGE1_C_GRID, lambda c, fit, held: np.mean(fit_class_model(
+            x[fit], y[fit], c, k).predict_proba(x[held]).argmax(1) == y[held]), splits)
+        stage1 = fit_class_model(x, y, c1, k)
+        crossed = cross_fit(x, y, c1, k, kfold(len(y), streams.numpy("split")))
         own = np.log(np.clip(crossed, _FLOOR, None))
-        voters, fitted = self._vote_roles(nodes.index, splits,
-                                          bool(self._validation_size(len(y))))
-        rows = self._rows(graph)
+        rows = vote_rows(stage1.predict_proba(self._stage1_inputs(graph, name)))
         rows[nodes.index[fitted]] = vote_rows(crossed[fitted])  # as unlabelled nodes vote
         rows[nodes.index[voters]] = np.eye(k)[y[voters]]  # public labels vote for themselves
         receivers = np.ones(graph.num_nodes, bool)
         if len(fitted) < len(y):  # the label voters' own sums are not used
             receivers[nodes.index[voters]] = False
         released = release_neighbour_votes(graph, rows, plan, streams.numpy("noise"), receivers)
-        self._cache_release(graph, _KIND, released)
-        self._receivers_ = receivers  # public: the training nodes and the hold-out decide
-        self.n_stage3_nodes_ = len(fitted)
         sums = released[nodes.index]
         splits3 = splits if len(fitted) == len(y) else [
             (np.setdiff1d(fitted, part), part)
             for part in (fitted[p] for p in kfold(len(fitted), streams.numpy("split"),
                                                   SELECTION_FOLDS))]
-        self.stage3_form_, self.stage3_C_ = select(
+        (form, c3), score = select(
             stage3_candidates(), lambda pair, fit, held: np.mean(_fit_stage3(
                 pair, own[fit], sums[fit], y[fit], k).predict_proba(
-                own[held], sums[held]).argmax(1) == y[held]), splits3)
-        self._stage3_ = _fit_stage3((self.stage3_form_, self.stage3_C_), own[fitted],
-                                    sums[fitted], y[fitted], k)
-        self.stage3_weights_ = getattr(self._stage3_, "weights", None)
-        if self.verbose:
-            print(f"{type(self).__name__}: stage 1 reads {self.stage1_input_!r}, C="
-                  f"{self.stage1_C_:g}; stage 3 form={self.stage3_form_!r}, "
-                  f"C={self.stage3_C_}, weights={self.stage3_weights_}")
+                own[held], sums[held]).argmax(1) == y[held]), splits3, with_score=True)
+        stage3 = _fit_stage3((form, c3), own[fitted], sums[fitted], y[fitted], k)
+        state = {"stage1_input_": name, "stage1_C_": c1, "_stage1_": stage1,
+                 "_receivers_": receivers,  # public: the training nodes and the hold-out
+                 "n_stage3_nodes_": len(fitted), "stage3_form_": form, "stage3_C_": c3,
+                 "_stage3_": stage3, "stage3_weights_": getattr(stage3, "weights", None)}
+        return score, state, released
 
     @staticmethod
     def _vote_roles(index: np.ndarray, splits, holdout: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -248,16 +248,18 @@ def cross_fit(x: np.ndarray, y: np.ndarray, c: float, num_classes: int,
 
 
 def select(candidates: Sequence, score: Callable[[object, np.ndarray, np.ndarray], float],
-           splits: Sequence[tuple[np.ndarray, np.ndarray]]):
+           splits: Sequence[tuple[np.ndarray, np.ndarray]], *, with_score: bool = False):
     """The candidate with the best mean ``score(candidate, fit, held)`` over ``splits``.
 
-    The first candidate wins ties; without splits it is the first candidate.
+    The first candidate wins ties; without splits it is the first candidate (score nan).
+    ``with_score``: return ``(candidate, its mean score)``.
     """
     if not splits:
-        return candidates[0]
+        return (candidates[0], float("nan")) if with_score else candidates[0]
     means = [np.mean([score(candidate, fit, held) for fit, held in splits])
              for candidate in candidates]
-    return candidates[int(np.argmax(means))]
+    best = int(np.argmax(means))
+    return (candidates[best], float(means[best])) if with_score else candidates[best]
 
 
 def stage3_inputs(own: np.ndarray, released: np.ndarray, form: str) -> np.ndarray:
