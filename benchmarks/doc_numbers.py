@@ -55,9 +55,18 @@ def fmt_diff(value: float) -> str:
 
 # --- the privacy-utility runs (benchmarks/results/utility/) -------------------------------
 
+#: The split each graph's tables use unless named: a run on another split is keyed
+#: ``DATASET-SPLIT`` (``cora-75-10-15``).
+DEFAULT_SPLITS = {"cora": "public"}
+
+
 @lru_cache(maxsize=None)
 def utility_cells() -> dict:
-    """``{(dataset, estimator, epsilon): (mean %, std %, seeds)}`` of the privacy-utility runs."""
+    """``{(dataset, estimator, epsilon): (mean %, std %, seeds)}`` of the privacy-utility runs.
+
+    ``dataset`` is the graph's name on its default split (:data:`DEFAULT_SPLITS`, else
+    75/10/15) and ``NAME-SPLIT`` with the split's slashes as dashes on any other.
+    """
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from utility_table import merge
 
@@ -65,6 +74,9 @@ def utility_cells() -> dict:
     cells = {}
     for _, result in merge([(p.name, json.loads(p.read_text())) for p in files]):
         dataset, seeds = result["config"]["dataset"], result["config"]["seeds"]
+        split = result["config"].get("split")
+        if split != DEFAULT_SPLITS.get(dataset, "75/10/15"):
+            dataset = f"{dataset}-{str(split).replace('/', '-')}"
         for row in result["summary"]:
             cells[(dataset, row["estimator"], float(row["epsilon"]))] = (
                 100 * row["test_accuracy_mean"], 100 * row["test_accuracy_std"], seeds)

@@ -58,11 +58,10 @@ _EDGE_REASON = (
     "NeighbourVoteClassifier: at edge level features and labels are public, so its "
     "logistic regressions read them without noise and only one Laplace release of each "
     "node's neighbour class votes pays; with defaults at epsilon=4 (5 seeds) it scores "
-    "90.6 on Amazon Computers, 95.4 on Amazon Photo, 93.2 on Facebook, 95.6 on Coauthor CS "
-    "and 61.6 on Cora's public split, against edge-level GAP's 89.5, 94.8, 90.9, 95.1 and "
-    "55.5; it is ahead of GAP at every epsilon on all but Cora, where at epsilon 1 and 2 "
-    "it is within a point below (53.9 and 54.2 against 54.8 and 54.9; the privacy-utility "
-    "tables of the user guide)")
+    "90.4 on Amazon Computers, 95.4 on Amazon Photo, 93.8 on Facebook, 95.5 on Coauthor CS "
+    "and 68.7 on Cora's public split, against edge-level GAP's 89.5, 94.8, 90.9, 95.1 and "
+    "55.5, and it is ahead of GAP at every epsilon on all five (the privacy-utility tables "
+    "of the user guide)")
 
 _NODE_REASON = (
     "DPMLPClassifier: it never reads the edges, so it is node-level private as it stands "
