@@ -1,7 +1,8 @@
 """The public stages of :class:`~skdpgraph.NeighbourVoteClassifier`: logistic regressions.
 
 Stage 1 reads only the node features and labels (public at edge level); stage 3 reads
-those and the noisy release. Neither touches the edges, so nothing here costs privacy.
+those and the noisy release. Neither touches the edges, so nothing here costs privacy,
+except :func:`propagated_features`, which reads them and serves only a non-private fit.
 Every model predicts over all ``num_classes`` classes, also when a fold lacks some.
 """
 
@@ -12,6 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import log_softmax
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler, normalize
@@ -156,7 +158,7 @@ class TiedVoteModel:
         """Choose ``(a, b)`` on ``own`` (log-probabilities), ``released`` sums and labels ``y``."""
         best = None
         for weights in itertools.product(TIED_RAW_GRID, TIED_NORMALISED_GRID):
-            log_likelihood = _log_softmax(self._scores(own, released, weights))
+            log_likelihood = log_softmax(self._scores(own, released, weights), axis=1)
             value = float(np.mean(log_likelihood[np.arange(len(y)), y]))
             if best is None or value > best[0] + 1e-12:
                 best = (value, weights)
@@ -171,12 +173,7 @@ class TiedVoteModel:
 
     def predict_proba(self, own: np.ndarray, released: np.ndarray) -> np.ndarray:
         """Class probabilities of rows with log-probabilities ``own`` and sums ``released``."""
-        return np.exp(_log_softmax(self._scores(own, released, self.weights)))
-
-
-def _log_softmax(scores: np.ndarray) -> np.ndarray:
-    shifted = scores - scores.max(axis=1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        return np.exp(log_softmax(self._scores(own, released, self.weights), axis=1))
 
 
 class ClassModel:

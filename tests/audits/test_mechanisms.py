@@ -30,6 +30,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
+from skdpgraph import Graph
 from skdpgraph._random import RandomStreams
 from skdpgraph.privacy import (
     compute_epsilon,
@@ -42,9 +43,11 @@ from skdpgraph.privacy import (
     noisy_neighbour_votes,
     noisy_sum_aggregation,
     plan_dpsgd,
+    plan_neighbour_votes,
     pma_sensitivity,
     poisson_dpsgd_event,
     private_multi_hop_aggregation,
+    release_neighbour_votes,
     row_normalize,
     without_replacement_dpsgd_event,
 )
@@ -531,6 +534,51 @@ def audit_fdp_inference(full: bool = False) -> AuditRow:
         size=_size(full))
 
 
+# ---------------------------------------------------------------------------- neighbour votes
+VOTES_CHUNK = 200_000  # components per call
+
+
+def _vote_release_scores(components, epsilon, with_edge, generator, broken=False):
+    """The neighbour-vote release on ``components`` copies of ``u - w - v``.
+
+    ``u`` is a training node whose label (class 0) votes and is not a receiver; ``v``
+    (class 1 by its row) and ``w`` receive. ``D`` adds the undirected edge ``u - v``, which
+    feeds ``v``'s sum with ``u``'s row in full and ``u``'s sum with nothing. The score
+    reads both ends where the edge could land, ``v``'s class 0 and ``u``'s class 1: it is
+    1 higher under ``D`` than under ``D'``, plus two Laplace draws. ``broken``: every node
+    receives every edge in full (the unsplit sums at the split sums' scale): 2 higher.
+    """
+    u, w, v = (3 * np.arange(components) + i for i in range(3))
+    pairs = [(w, u), (w, v)] + ([(u, v)] if with_edge else [])
+    edges = np.hstack([np.vstack(pair) for pair in pairs])
+    graph = Graph(edges, np.zeros((3 * components, 1), np.float32), num_nodes=3 * components)
+    rows = np.tile([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]], (components, 1))
+    receivers = np.tile([False, True, True], components)
+    plan = plan_neighbour_votes(epsilon, 2, directed=False)
+    if broken:
+        noise = generator.laplace(0.0, plan.scale, (3 * components, 2))
+        out = np.asarray(graph.adjacency().astype(np.float64) @ rows) + noise
+    else:
+        out = release_neighbour_votes(graph, rows, plan, generator, receivers)
+    return out[v, 0] + out[u, 1]
+
+
+def audit_votes_edge(full: bool = False) -> AuditRow:
+    epsilon = 1.0
+    reported = plan_neighbour_votes(epsilon, 2, directed=False).epsilon()
+    streams = RandomStreams(23)
+    trials = 2_000_000 if full else 400_000
+    results = [epsilon_lower_bound(*[
+        _chunked(trials, lambda c, d=on_d, b=broken: _vote_release_scores(
+            c, epsilon, d, streams.numpy("noise"), b), chunk=VOTES_CHUNK)
+        for on_d in (True, False)], delta=DELTA, alpha=ALPHA) for broken in (False, True)]
+    return AuditRow(mechanism=f"neighbour-vote release epsilon={epsilon:g}, split edges",
+                    unit="undirected edge", reported=reported, lower_bound=results[0].epsilon,
+                    trials=results[0].trials, broken="unsplit edges (L1 sensitivity 2)",
+                    broken_claim=reported, broken_lower_bound=results[1].epsilon,
+                    broken_trials=results[1].trials, size=_size(full))
+
+
 #: Every audit, in table order (``report.py`` runs them all).
 AUDITS = {
     "dpsgd-poisson": audit_dpsgd_poisson,
@@ -538,6 +586,7 @@ AUDITS = {
     "pma-edge": audit_pma_edge,
     "pma-node": audit_pma_node,
     "vote-labels-node": audit_vote_labels_node,
+    "votes-edge": audit_votes_edge,
     "grr": audit_grr,
     "grr-fs": audit_grr_fs,
     "fdp-inference": audit_fdp_inference,
