@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import re
+import statistics
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -363,6 +364,30 @@ def counting_numbers() -> dict[str, str]:
             "counting-sum-epsilon": f"{record['sum_of_epsilons']:.1f}"}
 
 
+#: The edge-level study's anchors the pages quote: (dataset, split, model) -> name part.
+EDGE_ANCHORS = {("cora", "public", "gcn-64"): "cora-gcn", ("cora", "public", "dpmlp"): "cora-mlp",
+                ("cora", "75/10/15", "gcn-64"): "cora-75-10-15-gcn",
+                ("cora", "75/10/15", "dpmlp"): "cora-75-10-15-mlp",
+                ("twitch_en", "75/10/15", "gcn-64"): "twitch_en-gcn",
+                ("twitch_en", "75/10/15", "dpmlp"): "twitch_en-mlp",
+                ("coauthor_physics", "75/10/15", "gcn-64-raw"): "coauthor_physics-gcn",
+                ("coauthor_physics", "75/10/15", "dpmlp"): "coauthor_physics-mlp",
+                ("coauthor_cs", "75/10/15", "gcn-64-raw"): "coauthor_cs-gcn"}
+
+
+def edge_anchor_numbers() -> dict[str, str]:
+    """``e-GRAPH-gcn`` / ``e-GRAPH-mlp``: the edge-level study's plain GCN and graph-free
+    DP-MLP at ``epsilon=inf`` (mean ± std over its seeds; the mean alone for one seed)."""
+    records = _lines(STUDIES / "edge_level_gain" / "headline.jsonl")
+    out = {}
+    for (dataset, split, model), name in EDGE_ANCHORS.items():
+        values = [100 * r["test_accuracy"] for r in records
+                  if (r["dataset"], r["split"], r["model"]) == (dataset, split, model)]
+        out[f"e-{name}"] = (fmt(statistics.mean(values), statistics.stdev(values))
+                            if len(values) > 1 else fmt(values[0]))
+    return out
+
+
 def numbers() -> dict[str, str]:
     """``{substitution name: text}`` of every number of our own results the pages quote."""
     out = {}
@@ -385,6 +410,8 @@ def numbers() -> dict[str, str]:
                 except KeyError:
                     continue
                 out[f"d-{dataset}-{name}-{label}"] = fmt_diff(first - second)
+
+    out.update(edge_anchor_numbers())
 
     edge4 = "gap-edge-aggregate-eps4.jsonl"
     for dataset in ("amazon_computers", "amazon_photo", "cora", "coauthor_cs", "facebook"):
